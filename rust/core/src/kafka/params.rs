@@ -1,0 +1,285 @@
+//! Translation of a Spark job's `kafkaParams` (Java client keys) into librdkafka settings.
+
+use crate::error::{Error, Result};
+use crate::validate::OnMissing;
+
+/// Keys librdkafka understands with the same meaning as the Java client.
+const PASSED_KEYS: &[&str] = &[
+    "bootstrap.servers",
+    "client.id",
+    "client.dns.lookup",
+    "isolation.level",
+    "metadata.max.age.ms",
+    "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms",
+    "retry.backoff.ms",
+    "socket.connection.setup.timeout.ms",
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.username",
+    "sasl.password",
+    "sasl.kerberos.service.name",
+    "sasl.kerberos.principal",
+    "sasl.kerberos.keytab",
+    "sasl.oauthbearer.config",
+    "ssl.ca.location",
+    "ssl.ca.pem",
+    "ssl.certificate.location",
+    "ssl.certificate.pem",
+    "ssl.key.location",
+    "ssl.key.pem",
+    "ssl.key.password",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "ssl.cipher.suites",
+    "ssl.curves.list",
+    "ssl.sigalgs.list",
+    "ssl.endpoint.identification.algorithm",
+];
+
+/// Settings offsetkeeper's consumer always uses: it never joins a group, never commits to
+/// Kafka and never creates a topic by asking for it.
+const FIXED_SETTINGS: &[(&str, &str)] = &[
+    ("enable.auto.commit", "false"),
+    ("enable.auto.offset.store", "false"),
+    ("allow.auto.create.topics", "false"),
+];
+
+/// `kafkaParams` as librdkafka will get them.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KafkaSettings {
+    /// Key-value pairs for librdkafka, fixed settings included.
+    pub settings: Vec<(String, String)>,
+    /// `bootstrap.servers`, kept for messages.
+    pub bootstrap: String,
+    /// `auto.offset.reset` from the job's parameters, if it set one.
+    pub auto_offset_reset: Option<OnMissing>,
+}
+
+impl std::fmt::Debug for KafkaSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown: Vec<(&str, &str)> = self
+            .settings
+            .iter()
+            .map(|(key, value)| {
+                let shown = if is_secret_key(key) { "****" } else { value };
+                (key.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("KafkaSettings")
+            .field("settings", &shown)
+            .field("auto_offset_reset", &self.auto_offset_reset)
+            .finish()
+    }
+}
+
+impl KafkaSettings {
+    /// Translates the job's parameters. `bootstrap.servers` is required; unknown and Java-only
+    /// keys are dropped with a DEBUG line naming the key, never its value.
+    pub fn from_params<K, V>(params: impl IntoIterator<Item = (K, V)>) -> Result<KafkaSettings>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut settings: Vec<(String, String)> = Vec::new();
+        let mut auto_offset_reset = None;
+        for (key, value) in params {
+            let (key, value) = (key.as_ref().trim(), value.as_ref());
+            if key == "auto.offset.reset" {
+                auto_offset_reset = Some(OnMissing::from_auto_offset_reset(value)?);
+            } else if PASSED_KEYS.contains(&key) {
+                // Java's key is `sasl.mechanism`; librdkafka's canonical one is `sasl.mechanisms`.
+                let key = if key == "sasl.mechanism" {
+                    "sasl.mechanisms"
+                } else {
+                    key
+                };
+                settings.retain(|(existing, _)| existing != key);
+                settings.push((key.to_string(), value.to_string()));
+            } else {
+                log::debug!("kafkaParams: '{key}' has no meaning for offsetkeeper's librdkafka consumer; dropped");
+            }
+        }
+        let bootstrap = settings
+            .iter()
+            .find(|(key, _)| key == "bootstrap.servers")
+            .map(|(_, value)| value.trim().to_string())
+            .filter(|value| !value.is_empty())
+            .ok_or_else(|| {
+                Error::invalid(
+                    "kafkaParams has no bootstrap.servers; expected host:port[,host:port...]",
+                )
+            })?;
+        if !settings.iter().any(|(key, _)| key == "isolation.level") {
+            // Spark's consumer reads uncommitted records; librdkafka defaults to read_committed,
+            // which would make "latest" the last stable offset.
+            settings.push(("isolation.level".into(), "read_uncommitted".into()));
+        }
+        settings.extend(
+            FIXED_SETTINGS
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.to_string())),
+        );
+        Ok(KafkaSettings {
+            settings,
+            bootstrap,
+            auto_offset_reset,
+        })
+    }
+
+    /// The values that must never appear in a message or a log line.
+    pub fn secret_values(&self) -> impl Iterator<Item = &str> {
+        self.settings
+            .iter()
+            .filter(|(key, value)| is_secret_key(key) && !value.is_empty())
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// Replaces every secret value found in a message with `****`.
+    pub fn redact(&self, message: &str) -> String {
+        self.secret_values()
+            .fold(message.to_string(), |text, secret| {
+                text.replace(secret, "****")
+            })
+    }
+}
+
+/// Whether a configuration key holds a secret (password, key, credentials).
+pub fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    [
+        "password",
+        "secret",
+        "jaas",
+        "oauthbearer.config",
+        "key.pem",
+        "keytab",
+    ]
+    .iter()
+    .any(|marker| key.contains(marker))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setting<'a>(settings: &'a KafkaSettings, key: &str) -> Option<&'a str> {
+        settings
+            .settings
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn spark_params_are_translated() {
+        let settings = KafkaSettings::from_params([
+            ("bootstrap.servers", "b1:9092,b2:9092"),
+            (
+                "key.deserializer",
+                "org.apache.kafka.common.serialization.StringDeserializer",
+            ),
+            (
+                "value.deserializer",
+                "org.apache.kafka.common.serialization.StringDeserializer",
+            ),
+            ("group.id", "spark-job"),
+            ("auto.offset.reset", "latest"),
+            ("enable.auto.commit", "true"),
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanism", "SCRAM-SHA-512"),
+            ("client.id", "job-1"),
+        ])
+        .unwrap();
+        assert_eq!(settings.bootstrap, "b1:9092,b2:9092");
+        assert_eq!(settings.auto_offset_reset, Some(OnMissing::Latest));
+        assert_eq!(setting(&settings, "security.protocol"), Some("SASL_SSL"));
+        assert_eq!(setting(&settings, "sasl.mechanisms"), Some("SCRAM-SHA-512"));
+        assert_eq!(setting(&settings, "client.id"), Some("job-1"));
+        assert_eq!(
+            setting(&settings, "isolation.level"),
+            Some("read_uncommitted")
+        );
+        assert_eq!(setting(&settings, "enable.auto.commit"), Some("false"));
+        for dropped in [
+            "key.deserializer",
+            "value.deserializer",
+            "group.id",
+            "sasl.mechanism",
+        ] {
+            assert_eq!(setting(&settings, dropped), None, "{dropped}");
+        }
+    }
+
+    #[test]
+    fn the_jobs_isolation_level_is_kept() {
+        let settings = KafkaSettings::from_params([
+            ("bootstrap.servers", "b:9092"),
+            ("isolation.level", "read_committed"),
+        ])
+        .unwrap();
+        assert_eq!(
+            setting(&settings, "isolation.level"),
+            Some("read_committed")
+        );
+        assert_eq!(settings.auto_offset_reset, None);
+    }
+
+    #[test]
+    fn old_consumer_reset_names_are_understood() {
+        for (value, expected) in [
+            ("smallest", OnMissing::Earliest),
+            ("largest", OnMissing::Latest),
+            ("none", OnMissing::Fail),
+        ] {
+            let settings = KafkaSettings::from_params([
+                ("bootstrap.servers", "b:1"),
+                ("auto.offset.reset", value),
+            ])
+            .unwrap();
+            assert_eq!(settings.auto_offset_reset, Some(expected));
+        }
+    }
+
+    #[test]
+    fn missing_bootstrap_and_bad_reset_are_errors_naming_the_value() {
+        let message = KafkaSettings::from_params([("client.id", "x")])
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("bootstrap.servers"), "{message}");
+        let message = KafkaSettings::from_params([
+            ("bootstrap.servers", "b:1"),
+            ("auto.offset.reset", "oldest"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            message.contains("'oldest'") && message.contains("earliest"),
+            "{message}"
+        );
+        assert!(KafkaSettings::from_params([("bootstrap.servers", " ")]).is_err());
+    }
+
+    #[test]
+    fn secrets_are_masked_in_debug_and_redacted_from_messages() {
+        let settings = KafkaSettings::from_params([
+            ("bootstrap.servers", "b:1"),
+            ("sasl.username", "alice"),
+            ("sasl.password", "hunter2-secret"),
+            ("ssl.key.password", "k3y-pass"),
+        ])
+        .unwrap();
+        let debug = format!("{settings:?}");
+        assert!(
+            !debug.contains("hunter2-secret") && !debug.contains("k3y-pass"),
+            "{debug}"
+        );
+        assert!(debug.contains("alice"));
+        let redacted = settings.redact("bad value hunter2-secret for sasl.password");
+        assert_eq!(redacted, "bad value **** for sasl.password");
+        assert!(is_secret_key("sasl.jaas.config"));
+        assert!(is_secret_key("ssl.truststore.password"));
+        assert!(!is_secret_key("bootstrap.servers"));
+    }
+}

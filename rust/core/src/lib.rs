@@ -1,0 +1,45 @@
+//! offsetkeeper: Spark Streaming's Kafka offsets in ZooKeeper, loaded, validated against the
+//! brokers' current range, and committed atomically.
+//!
+//! The engine has no JNI in it; the JNI bridge, the CLI and the tests all drive [`OffsetKeeper`].
+
+pub mod error;
+pub mod kafka;
+mod keeper;
+pub mod names;
+mod runtime;
+pub mod validate;
+pub mod zookeeper;
+
+use std::fmt;
+
+pub use error::{Error, Result};
+pub use kafka::KafkaSettings;
+pub use keeper::{CommitSummary, KeeperConfig, Loaded, OffsetKeeper, PartitionReport};
+pub use validate::{
+    validate, Action, Decision, OnAboveRange, OnBelowRange, OnMissing, PartitionRange, Policy,
+    Refusal, Stored,
+};
+pub use zookeeper::{ReadMode, ZkConfig};
+
+/// A topic's partition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TopicPartition {
+    pub topic: String,
+    pub partition: i32,
+}
+
+impl TopicPartition {
+    pub fn new(topic: impl Into<String>, partition: i32) -> TopicPartition {
+        TopicPartition {
+            topic: topic.into(),
+            partition,
+        }
+    }
+}
+
+impl fmt::Display for TopicPartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.topic, self.partition)
+    }
+}

@@ -1,0 +1,494 @@
+//! Validation of a stored offset against a partition's current range: a pure function, so
+//! every row of the decision table is unit-tested without servers.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// What ZooKeeper holds for one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stored {
+    /// No znode.
+    Missing,
+    /// A znode whose value is not a usable offset: empty, `-1`, text, negative or overflowing.
+    /// The raw bytes are kept for the report.
+    Corrupt(Vec<u8>),
+    /// A usable offset: the next offset to read.
+    Offset(i64),
+}
+
+impl Stored {
+    /// Parses a znode value: bare decimal ASCII, surrounding whitespace tolerated.
+    pub fn parse(raw: &[u8]) -> Stored {
+        let parsed = std::str::from_utf8(raw)
+            .ok()
+            .map(str::trim)
+            .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|text| text.parse::<i64>().ok());
+        match parsed {
+            Some(offset) => Stored::Offset(offset),
+            None => Stored::Corrupt(raw.to_vec()),
+        }
+    }
+}
+
+impl fmt::Display for Stored {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 32;
+        match self {
+            Stored::Missing => f.write_str("none"),
+            Stored::Offset(offset) => write!(f, "{offset}"),
+            Stored::Corrupt(raw) => {
+                let text = String::from_utf8_lossy(&raw[..raw.len().min(SHOWN)]);
+                let more = if raw.len() > SHOWN { "..." } else { "" };
+                write!(f, "corrupt {:?}{more}", text)
+            }
+        }
+    }
+}
+
+/// The offsets a partition holds now: `earliest` is the log start, `latest` the log end
+/// (the offset the next record will get).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionRange {
+    pub earliest: i64,
+    pub latest: i64,
+}
+
+/// Where to start a partition that has no usable stored offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnMissing {
+    Earliest,
+    Latest,
+    Fail,
+}
+
+/// What to do when the stored offset is below the earliest (retention purged it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnBelowRange {
+    Earliest,
+    Fail,
+}
+
+/// What to do when the stored offset is above the latest (the topic was re-created).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnAboveRange {
+    Earliest,
+    Latest,
+    Fail,
+}
+
+/// The validation policy. The defaults keep data: every correction goes to the earliest offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    pub on_missing: OnMissing,
+    pub on_below_range: OnBelowRange,
+    pub on_above_range: OnAboveRange,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            on_missing: OnMissing::Earliest,
+            on_below_range: OnBelowRange::Earliest,
+            on_above_range: OnAboveRange::Earliest,
+        }
+    }
+}
+
+impl OnMissing {
+    /// Reads Kafka's `auto.offset.reset`, including the old consumer's `smallest`/`largest`.
+    pub fn from_auto_offset_reset(value: &str) -> Result<OnMissing> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "earliest" | "smallest" => Ok(OnMissing::Earliest),
+            "latest" | "largest" => Ok(OnMissing::Latest),
+            "none" => Ok(OnMissing::Fail),
+            _ => Err(Error::invalid(format!(
+                "auto.offset.reset '{value}' is not allowed; allowed: earliest, latest, none, smallest, largest"
+            ))),
+        }
+    }
+}
+
+macro_rules! policy_names {
+    ($ty:ident, $what:literal, $($variant:ident = $name:literal),+) => {
+        impl $ty {
+            /// The policy's name, as configuration spells it.
+            pub fn name(self) -> &'static str {
+                match self { $($ty::$variant => $name),+ }
+            }
+
+            /// Parses the policy's name.
+            pub fn parse(value: &str) -> Result<$ty> {
+                match value.trim().to_ascii_lowercase().as_str() {
+                    $($name => Ok($ty::$variant),)+
+                    _ => Err(Error::invalid(format!(
+                        concat!($what, " '{}' is not allowed; allowed: {}"),
+                        value,
+                        [$($name),+].join(", ")
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+policy_names!(
+    OnMissing,
+    "on_missing",
+    Earliest = "earliest",
+    Latest = "latest",
+    Fail = "fail"
+);
+policy_names!(
+    OnBelowRange,
+    "on_below_range",
+    Earliest = "earliest",
+    Fail = "fail"
+);
+policy_names!(
+    OnAboveRange,
+    "on_above_range",
+    Earliest = "earliest",
+    Latest = "latest",
+    Fail = "fail"
+);
+
+/// What validation did with a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Action {
+    /// The stored offset is within range and is used as it is.
+    Kept = 0,
+    /// Nothing was stored; the policy chose where to start.
+    Initialized = 1,
+    /// The stored offset was below the earliest (retention); moved up.
+    ResetBelowRange = 2,
+    /// The stored offset was above the latest (re-created topic); moved.
+    ResetAboveRange = 3,
+    /// The stored value was not an offset; the policy chose where to start.
+    CorruptReplaced = 4,
+}
+
+impl Action {
+    /// Every action, in code order.
+    pub const ALL: [Action; 5] = [
+        Action::Kept,
+        Action::Initialized,
+        Action::ResetBelowRange,
+        Action::ResetAboveRange,
+        Action::CorruptReplaced,
+    ];
+
+    /// A stable lower-case name for logs and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Kept => "kept",
+            Action::Initialized => "initialized",
+            Action::ResetBelowRange => "reset below range",
+            Action::ResetAboveRange => "reset above range",
+            Action::CorruptReplaced => "corrupt replaced",
+        }
+    }
+}
+
+/// The outcome of validating one partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// The offset to start reading from; always within the range.
+    pub offset: i64,
+    pub action: Action,
+    /// Records the job will never see because of this decision: purged before they were
+    /// read (below range) or skipped by starting past the earliest.
+    pub records_lost: i64,
+}
+
+/// Why a `fail` policy refused a partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub stored: Stored,
+    pub range: PartitionRange,
+    pub policy: &'static str,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "stored {} with range [{}, {}] and {}=fail",
+            self.stored, self.range.earliest, self.range.latest, self.policy
+        )
+    }
+}
+
+/// Decides where a partition starts, following the table in DESIGN.md.
+pub fn validate(
+    stored: &Stored,
+    range: PartitionRange,
+    policy: &Policy,
+) -> Result<Decision, Refusal> {
+    let PartitionRange { earliest, latest } = range;
+    let refuse = |policy: &'static str| Refusal {
+        stored: stored.clone(),
+        range,
+        policy,
+    };
+    let start_at = |offset: i64, action: Action| Decision {
+        offset,
+        action,
+        records_lost: offset - earliest,
+    };
+    match *stored {
+        Stored::Offset(offset) if (earliest..=latest).contains(&offset) => Ok(Decision {
+            offset,
+            action: Action::Kept,
+            records_lost: 0,
+        }),
+        Stored::Offset(offset) if offset < earliest => match policy.on_below_range {
+            OnBelowRange::Earliest => Ok(Decision {
+                offset: earliest,
+                action: Action::ResetBelowRange,
+                records_lost: earliest - offset,
+            }),
+            OnBelowRange::Fail => Err(refuse("on_below_range")),
+        },
+        Stored::Offset(_) => match policy.on_above_range {
+            OnAboveRange::Earliest => Ok(start_at(earliest, Action::ResetAboveRange)),
+            OnAboveRange::Latest => Ok(start_at(latest, Action::ResetAboveRange)),
+            OnAboveRange::Fail => Err(refuse("on_above_range")),
+        },
+        Stored::Missing | Stored::Corrupt(_) => {
+            let action = if *stored == Stored::Missing {
+                Action::Initialized
+            } else {
+                Action::CorruptReplaced
+            };
+            match policy.on_missing {
+                OnMissing::Earliest => Ok(start_at(earliest, action)),
+                OnMissing::Latest => Ok(start_at(latest, action)),
+                OnMissing::Fail => Err(refuse("on_missing")),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RANGE: PartitionRange = PartitionRange {
+        earliest: 100,
+        latest: 200,
+    };
+
+    fn policy(on_missing: OnMissing, on_below: OnBelowRange, on_above: OnAboveRange) -> Policy {
+        Policy {
+            on_missing,
+            on_below_range: on_below,
+            on_above_range: on_above,
+        }
+    }
+
+    fn decide(stored: Stored, policy: Policy) -> Result<Decision, Refusal> {
+        validate(&stored, RANGE, &policy)
+    }
+
+    fn decision(offset: i64, action: Action, records_lost: i64) -> Result<Decision, Refusal> {
+        Ok(Decision {
+            offset,
+            action,
+            records_lost,
+        })
+    }
+
+    #[test]
+    fn in_range_is_kept_including_both_edges() {
+        for offset in [100, 150, 200] {
+            assert_eq!(
+                decide(Stored::Offset(offset), Policy::default()),
+                decision(offset, Action::Kept, 0)
+            );
+        }
+    }
+
+    #[test]
+    fn missing_follows_on_missing() {
+        let p = |m| policy(m, OnBelowRange::Fail, OnAboveRange::Fail);
+        assert_eq!(
+            decide(Stored::Missing, p(OnMissing::Earliest)),
+            decision(100, Action::Initialized, 0)
+        );
+        assert_eq!(
+            decide(Stored::Missing, p(OnMissing::Latest)),
+            decision(200, Action::Initialized, 100)
+        );
+        let refusal = decide(Stored::Missing, p(OnMissing::Fail)).unwrap_err();
+        assert_eq!(refusal.policy, "on_missing");
+    }
+
+    #[test]
+    fn corrupt_follows_on_missing_and_keeps_raw_bytes() {
+        let raw = b"garbage".to_vec();
+        assert_eq!(
+            decide(Stored::Corrupt(raw.clone()), Policy::default()),
+            decision(100, Action::CorruptReplaced, 0)
+        );
+        let p = policy(OnMissing::Latest, OnBelowRange::Fail, OnAboveRange::Fail);
+        assert_eq!(
+            decide(Stored::Corrupt(raw.clone()), p),
+            decision(200, Action::CorruptReplaced, 100)
+        );
+        let p = policy(
+            OnMissing::Fail,
+            OnBelowRange::Earliest,
+            OnAboveRange::Earliest,
+        );
+        let refusal = decide(Stored::Corrupt(raw), p).unwrap_err();
+        assert!(refusal.to_string().contains("garbage"), "{refusal}");
+    }
+
+    #[test]
+    fn below_range_moves_to_earliest_and_counts_purged_records() {
+        assert_eq!(
+            decide(Stored::Offset(40), Policy::default()),
+            decision(100, Action::ResetBelowRange, 60)
+        );
+        assert_eq!(
+            decide(Stored::Offset(99), Policy::default()),
+            decision(100, Action::ResetBelowRange, 1)
+        );
+        let p = policy(
+            OnMissing::Earliest,
+            OnBelowRange::Fail,
+            OnAboveRange::Earliest,
+        );
+        assert_eq!(
+            decide(Stored::Offset(40), p).unwrap_err().policy,
+            "on_below_range"
+        );
+    }
+
+    #[test]
+    fn above_range_follows_on_above_range() {
+        assert_eq!(
+            decide(Stored::Offset(201), Policy::default()),
+            decision(100, Action::ResetAboveRange, 0)
+        );
+        let p = |a| policy(OnMissing::Earliest, OnBelowRange::Earliest, a);
+        assert_eq!(
+            decide(Stored::Offset(5000), p(OnAboveRange::Latest)),
+            decision(200, Action::ResetAboveRange, 100)
+        );
+        assert_eq!(
+            decide(Stored::Offset(5000), p(OnAboveRange::Fail))
+                .unwrap_err()
+                .policy,
+            "on_above_range"
+        );
+    }
+
+    #[test]
+    fn empty_partition_where_earliest_equals_latest() {
+        let empty = PartitionRange {
+            earliest: 7,
+            latest: 7,
+        };
+        let d = |s| validate(&s, empty, &Policy::default());
+        assert_eq!(d(Stored::Offset(7)), decision(7, Action::Kept, 0));
+        assert_eq!(
+            d(Stored::Offset(3)),
+            decision(7, Action::ResetBelowRange, 4)
+        );
+        assert_eq!(
+            d(Stored::Offset(8)),
+            decision(7, Action::ResetAboveRange, 0)
+        );
+        assert_eq!(d(Stored::Missing), decision(7, Action::Initialized, 0));
+    }
+
+    #[test]
+    fn parse_accepts_bare_decimal_with_whitespace() {
+        assert_eq!(Stored::parse(b"42"), Stored::Offset(42));
+        assert_eq!(Stored::parse(b" 42\n"), Stored::Offset(42));
+        assert_eq!(Stored::parse(b"0"), Stored::Offset(0));
+        assert_eq!(
+            Stored::parse(b"9223372036854775807"),
+            Stored::Offset(i64::MAX)
+        );
+    }
+
+    #[test]
+    fn parse_reports_everything_else_as_corrupt_with_raw_bytes() {
+        for raw in [
+            &b""[..],
+            b"  ",
+            b"-1",
+            b"-5",
+            b"+5",
+            b"abc",
+            b"12abc",
+            b"1 2",
+            b"9223372036854775808",
+            b"99999999999999999999999",
+            b"\xff\xfe",
+            b"{\"offset\":5}",
+        ] {
+            assert_eq!(Stored::parse(raw), Stored::Corrupt(raw.to_vec()), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn stored_display_shows_raw_corrupt_text_shortened() {
+        assert_eq!(Stored::Missing.to_string(), "none");
+        assert_eq!(Stored::Offset(9).to_string(), "9");
+        assert_eq!(Stored::Corrupt(b"x".to_vec()).to_string(), "corrupt \"x\"");
+        let long = Stored::Corrupt(vec![b'a'; 100]).to_string();
+        assert!(long.ends_with("...") && long.len() < 60, "{long}");
+    }
+
+    #[test]
+    fn auto_offset_reset_values() {
+        assert_eq!(
+            OnMissing::from_auto_offset_reset("smallest").unwrap(),
+            OnMissing::Earliest
+        );
+        assert_eq!(
+            OnMissing::from_auto_offset_reset("LATEST").unwrap(),
+            OnMissing::Latest
+        );
+        assert_eq!(
+            OnMissing::from_auto_offset_reset("largest").unwrap(),
+            OnMissing::Latest
+        );
+        assert_eq!(
+            OnMissing::from_auto_offset_reset("none").unwrap(),
+            OnMissing::Fail
+        );
+        let message = OnMissing::from_auto_offset_reset("begin")
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("'begin'") && message.contains("earliest"));
+    }
+
+    #[test]
+    fn policy_names_round_trip() {
+        for p in [OnMissing::Earliest, OnMissing::Latest, OnMissing::Fail] {
+            assert_eq!(OnMissing::parse(p.name()).unwrap(), p);
+        }
+        for p in [OnBelowRange::Earliest, OnBelowRange::Fail] {
+            assert_eq!(OnBelowRange::parse(p.name()).unwrap(), p);
+        }
+        for p in [
+            OnAboveRange::Earliest,
+            OnAboveRange::Latest,
+            OnAboveRange::Fail,
+        ] {
+            assert_eq!(OnAboveRange::parse(p.name()).unwrap(), p);
+        }
+        let message = OnBelowRange::parse("latest").unwrap_err().to_string();
+        assert!(
+            message.contains("'latest'") && message.contains("earliest, fail"),
+            "{message}"
+        );
+    }
+}

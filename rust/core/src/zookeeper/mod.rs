@@ -1,0 +1,374 @@
+//! The ZooKeeper store: one session reused across calls, multi-reads, and atomic multi-writes.
+
+pub mod layout;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use zookeeper_client as zk;
+
+use crate::error::{Error, Result};
+use crate::names::check_base_path;
+
+/// ZooKeeper's default `jute.maxbuffer` is 1 MiB less one byte; requests stay below it with
+/// room for headers.
+const MAX_REQUEST_BYTES: usize = 1_000_000;
+
+/// Bytes of a multi-op entry besides its path and data: op header, lengths, version, ACL.
+const OP_OVERHEAD_BYTES: usize = 64;
+
+/// Where and how to reach ZooKeeper.
+#[derive(Debug, Clone)]
+pub struct ZkConfig {
+    /// `host1:2181,host2:2181` with an optional chroot: `host:2181/kafka`.
+    pub connect: String,
+    pub session_timeout: Duration,
+    /// The bound on any one call, connection included.
+    pub request_timeout: Duration,
+    /// Folder holding the groups, `/consumers` by default.
+    pub base_path: String,
+    /// How reads are sent: one multi-read (ZooKeeper 3.6 and later) or pipelined single reads.
+    pub read_mode: ReadMode,
+}
+
+impl ZkConfig {
+    /// A configuration with the defaults: 30 s session, 10 s per call, `/consumers`, multi-read.
+    pub fn new(connect: impl Into<String>) -> ZkConfig {
+        ZkConfig {
+            connect: connect.into(),
+            session_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(10),
+            base_path: layout::DEFAULT_BASE_PATH.to_string(),
+            read_mode: ReadMode::Multi,
+        }
+    }
+}
+
+/// How to read many znodes at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadMode {
+    /// One multi-read request (ZooKeeper 3.6+); falls back to pipelined reads on older servers.
+    Multi,
+    /// All reads sent at once on the session, answered in order.
+    Pipelined,
+}
+
+/// One write of a multi.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOp {
+    Create { path: String, data: Vec<u8> },
+    SetData { path: String, data: Vec<u8> },
+}
+
+impl WriteOp {
+    pub fn path(&self) -> &str {
+        match self {
+            WriteOp::Create { path, .. } | WriteOp::SetData { path, .. } => path,
+        }
+    }
+
+    fn estimated_bytes(&self) -> usize {
+        match self {
+            WriteOp::Create { path, data } | WriteOp::SetData { path, data } => {
+                path.len() + data.len() + OP_OVERHEAD_BYTES
+            }
+        }
+    }
+}
+
+/// A ZooKeeper session shared by every call; replaced transparently when it expires.
+pub struct ZkStore {
+    config: ZkConfig,
+    session: tokio::sync::Mutex<Option<zk::Client>>,
+    server_lacks_multi_read: AtomicBool,
+}
+
+impl ZkStore {
+    /// Checks the configuration; connects lazily, on first use.
+    pub fn new(config: ZkConfig) -> Result<ZkStore> {
+        if config.connect.trim().is_empty() {
+            return Err(Error::invalid(
+                "ZooKeeper connect string is empty; expected host:port[,host:port...][/chroot]",
+            ));
+        }
+        check_base_path(&config.base_path)?;
+        for (name, value) in [
+            ("session timeout", config.session_timeout),
+            ("request timeout", config.request_timeout),
+        ] {
+            if value.is_zero() {
+                return Err(Error::invalid(format!(
+                    "ZooKeeper {name} is 0 ms; allowed: 1 ms or more"
+                )));
+            }
+        }
+        Ok(ZkStore {
+            config,
+            session: tokio::sync::Mutex::new(None),
+            server_lacks_multi_read: AtomicBool::new(false),
+        })
+    }
+
+    pub fn config(&self) -> &ZkConfig {
+        &self.config
+    }
+
+    /// Reads many znodes; `None` where a node does not exist. Results follow `paths`' order.
+    pub async fn read(&self, paths: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        let mut values = Vec::with_capacity(paths.len());
+        for chunk in chunks_by_size(paths, |path| path.len() + OP_OVERHEAD_BYTES) {
+            values.extend(self.read_chunk(chunk).await?);
+        }
+        Ok(values)
+    }
+
+    async fn read_chunk(&self, paths: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        let use_multi = self.config.read_mode == ReadMode::Multi
+            && !self.server_lacks_multi_read.load(Ordering::Relaxed);
+        if use_multi {
+            match self.multi_read(paths).await {
+                Err(Error::ZooKeeper {
+                    source: zk::Error::Unimplemented,
+                    ..
+                }) => {
+                    log::info!(
+                        "ZooKeeper server has no multi-read (before 3.6); using pipelined reads"
+                    );
+                    self.server_lacks_multi_read.store(true, Ordering::Relaxed);
+                }
+                other => return other,
+            }
+        }
+        self.pipelined_read(paths).await
+    }
+
+    async fn multi_read(&self, paths: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        let first = paths.first().map(String::as_str).unwrap_or("/");
+        let results = self
+            .call("multi-read", first, |client| async move {
+                let mut reader = client.new_multi_reader();
+                for path in paths {
+                    reader.add_get_data(path)?;
+                }
+                reader.commit().await
+            })
+            .await?;
+        results
+            .into_iter()
+            .zip(paths)
+            .map(|(result, path)| match result {
+                zk::MultiReadResult::Data { data, .. } => Ok(Some(data)),
+                zk::MultiReadResult::Error {
+                    err: zk::Error::NoNode,
+                } => Ok(None),
+                zk::MultiReadResult::Error { err } => Err(zk_error("read", path, err)),
+                other => Err(Error::Internal(format!(
+                    "multi-read of {path} answered {other:?}"
+                ))),
+            })
+            .collect()
+    }
+
+    async fn pipelined_read(&self, paths: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        let first = paths.first().map(String::as_str).unwrap_or("/");
+        self.call("pipelined read", first, |client| async move {
+            let replies =
+                futures::future::join_all(paths.iter().map(|path| client.get_data(path))).await;
+            replies
+                .into_iter()
+                .map(|reply| match reply {
+                    Ok((data, _)) => Ok(Some(data)),
+                    Err(zk::Error::NoNode) => Ok(None),
+                    Err(err) => Err(err),
+                })
+                .collect()
+        })
+        .await
+    }
+
+    /// Applies the writes atomically: one multi, or several when one request would pass
+    /// ZooKeeper's `jute.maxbuffer`. Returns the number of requests sent.
+    pub async fn write(&self, ops: &[WriteOp]) -> Result<usize> {
+        let chunks = chunks_by_size(ops, WriteOp::estimated_bytes);
+        if chunks.len() > 1 {
+            log::warn!(
+                "committing {} znodes in {} multi requests: each is atomic, the batch as a whole is not",
+                ops.len(),
+                chunks.len()
+            );
+        }
+        for chunk in &chunks {
+            self.write_chunk(chunk).await?;
+        }
+        Ok(chunks.len())
+    }
+
+    async fn write_chunk(&self, ops: &[WriteOp]) -> Result<()> {
+        let first = ops.first().map(WriteOp::path).unwrap_or("/");
+        let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+        let outcome = self
+            .call("multi-write", first, |client| {
+                let open = open.clone();
+                async move {
+                    let mut writer = client.new_multi_writer();
+                    for op in ops {
+                        match op {
+                            WriteOp::Create { path, data } => {
+                                writer.add_create(path, data, &open)?
+                            }
+                            WriteOp::SetData { path, data } => {
+                                writer.add_set_data(path, data, None)?
+                            }
+                        }
+                    }
+                    Ok(writer.commit().await)
+                }
+            })
+            .await?;
+        match outcome {
+            Ok(_) => Ok(()),
+            Err(zk::MultiWriteError::OperationFailed { index, source }) => {
+                let path = ops.get(index).map(WriteOp::path).unwrap_or(first);
+                Err(zk_error("multi-write", path, source))
+            }
+            Err(zk::MultiWriteError::RequestFailed { source }) => {
+                Err(zk_error("multi-write", first, source))
+            }
+        }
+    }
+
+    /// Lists the children of a node; `None` if it does not exist.
+    pub async fn children(&self, path: &str) -> Result<Option<Vec<String>>> {
+        self.call("list children", path, |client| async move {
+            match client.list_children(path).await {
+                Ok(children) => Ok(Some(children)),
+                Err(zk::Error::NoNode) => Ok(None),
+                Err(err) => Err(err),
+            }
+        })
+        .await
+    }
+
+    /// Runs one call within the request timeout. An expired or closed session is replaced by a
+    /// new one and the call is tried once more.
+    async fn call<'a, T, F, Fut>(&self, operation: &'static str, path: &str, run: F) -> Result<T>
+    where
+        F: Fn(zk::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, zk::Error>> + 'a,
+    {
+        let timeout = self.config.request_timeout;
+        let attempt = || async {
+            let client = self.client().await?;
+            match tokio::time::timeout(timeout, run(client)).await {
+                Ok(result) => Ok(result),
+                Err(_) => Err(self.timeout(operation)),
+            }
+        };
+        match attempt().await? {
+            Err(err @ (zk::Error::SessionExpired | zk::Error::ClientClosed)) => {
+                log::warn!("ZooKeeper session lost ({err}); opening a new session");
+                *self.session.lock().await = None;
+                attempt()
+                    .await?
+                    .map_err(|err| zk_error(operation, path, err))
+            }
+            result => result.map_err(|err| zk_error(operation, path, err)),
+        }
+    }
+
+    /// The live session, opening one if there is none or the last one ended.
+    async fn client(&self) -> Result<zk::Client> {
+        let mut session = self.session.lock().await;
+        if let Some(client) = session.as_ref() {
+            if !client.state().is_terminated() {
+                return Ok(client.clone());
+            }
+        }
+        let connecting = zk::Client::connector()
+            .with_session_timeout(self.config.session_timeout)
+            .with_connection_timeout(self.config.request_timeout)
+            .connect(&self.config.connect);
+        let client = match tokio::time::timeout(self.config.request_timeout, connecting).await {
+            Ok(Ok(client)) => client,
+            Ok(Err(zk::Error::Timeout)) | Err(_) => return Err(self.timeout("connect")),
+            Ok(Err(err)) => return Err(zk_error("connect", &self.config.connect, err)),
+        };
+        *session = Some(client.clone());
+        Ok(client)
+    }
+
+    fn timeout(&self, operation: &'static str) -> Error {
+        Error::Timeout {
+            server: format!("ZooKeeper at {}", self.config.connect),
+            operation,
+            after: self.config.request_timeout,
+        }
+    }
+}
+
+fn zk_error(operation: &'static str, path: &str, source: zk::Error) -> Error {
+    Error::ZooKeeper {
+        operation,
+        path: path.to_string(),
+        source,
+    }
+}
+
+/// Splits items into consecutive runs whose estimated size stays under one request's limit.
+fn chunks_by_size<T>(items: &[T], size_of: impl Fn(&T) -> usize) -> Vec<&[T]> {
+    let mut chunks = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (index, item) in items.iter().enumerate() {
+        let size = size_of(item);
+        if bytes + size > MAX_REQUEST_BYTES && index > start {
+            chunks.push(&items[start..index]);
+            (start, bytes) = (index, 0);
+        }
+        bytes += size;
+    }
+    if start < items.len() {
+        chunks.push(&items[start..]);
+    }
+    chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_batches_are_one_chunk() {
+        let items = vec![100usize; 1000];
+        assert_eq!(chunks_by_size(&items, |s| *s).len(), 1);
+        assert!(chunks_by_size(&Vec::<usize>::new(), |s| *s).is_empty());
+    }
+
+    #[test]
+    fn large_batches_split_under_the_limit_and_keep_order() {
+        let items: Vec<usize> = (0..30_000).collect();
+        let chunks = chunks_by_size(&items, |_| 100);
+        assert_eq!(chunks.len(), 3);
+        assert!(chunks.iter().all(|c| c.len() * 100 <= MAX_REQUEST_BYTES));
+        let rejoined: Vec<usize> = chunks.concat();
+        assert_eq!(rejoined, items);
+    }
+
+    #[test]
+    fn an_oversized_item_still_gets_its_own_chunk() {
+        let items = vec![10, MAX_REQUEST_BYTES * 2, 10];
+        assert_eq!(chunks_by_size(&items, |s| *s).len(), 3);
+    }
+
+    #[test]
+    fn config_is_checked() {
+        assert!(ZkStore::new(ZkConfig::new("  ")).is_err());
+        let mut config = ZkConfig::new("127.0.0.1:2181");
+        config.base_path = "consumers".into();
+        let message = ZkStore::new(config).err().map(|e| e.to_string());
+        assert!(message.unwrap_or_default().contains("'consumers'"));
+        let mut config = ZkConfig::new("127.0.0.1:2181");
+        config.request_timeout = Duration::ZERO;
+        assert!(ZkStore::new(config).is_err());
+    }
+}
