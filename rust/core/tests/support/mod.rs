@@ -1,0 +1,320 @@
+//! The real test cluster, as `tests/cluster/cluster.sh` started it, and helpers to stage the
+//! situations a job meets on restart. Nothing here is mocked: every call reaches a real server.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use once_cell::sync::Lazy;
+use rdkafka::admin::{AdminClient, AdminOptions, NewPartitions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::{Offset, TopicPartitionList};
+use tokio::runtime::Runtime;
+use zookeeper_client as zk;
+
+use offsetkeeper::{KafkaSettings, KeeperConfig, OffsetKeeper, ZkConfig};
+
+pub static RUNTIME: Lazy<Runtime> = Lazy::new(|| Runtime::new().expect("test runtime"));
+
+/// Addresses of a running cluster.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub zookeeper: String,
+    pub bootstrap: String,
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn read_env_file(path: &Path) -> HashMap<String, String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|err| {
+        panic!(
+            "no test cluster: cannot read {} ({err}). Run the tests through `gradle cargoTest` \
+             (README), which starts real ZooKeeper and Kafka, or set OFFSETKEEPER_ZK and OFFSETKEEPER_BOOTSTRAP",
+            path.display()
+        )
+    });
+    text.lines()
+        .filter_map(|line| line.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// The shared cluster. Fails loudly when there is none: these tests never pass without servers.
+pub fn cluster() -> Cluster {
+    static SHARED: Lazy<Cluster> = Lazy::new(|| {
+        let from_env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+        if let (Some(zookeeper), Some(bootstrap)) =
+            (from_env("OFFSETKEEPER_ZK"), from_env("OFFSETKEEPER_BOOTSTRAP"))
+        {
+            return Cluster { zookeeper, bootstrap };
+        }
+        let file = from_env("OFFSETKEEPER_CLUSTER_ENV")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join("build/cluster/cluster.env"));
+        cluster_from_file(&file)
+    });
+    SHARED.clone()
+}
+
+fn cluster_from_file(file: &Path) -> Cluster {
+    let vars = read_env_file(file);
+    let get = |key: &str| {
+        vars.get(key)
+            .cloned()
+            .unwrap_or_else(|| panic!("{} has no {key}", file.display()))
+    };
+    Cluster {
+        zookeeper: get("OFFSETKEEPER_ZK"),
+        bootstrap: get("OFFSETKEEPER_BOOTSTRAP"),
+    }
+}
+
+/// A cluster of its own, for tests that stop servers. Stopped when dropped.
+pub struct PrivateCluster {
+    pub dir: PathBuf,
+    pub cluster: Cluster,
+}
+
+impl PrivateCluster {
+    pub fn start(name: &str) -> PrivateCluster {
+        let dir = repo_root().join("build").join(unique(name));
+        cluster_script("start", &dir);
+        let cluster = cluster_from_file(&dir.join("cluster.env"));
+        PrivateCluster { dir, cluster }
+    }
+
+    /// Runs `cluster.sh <command>` on this cluster: stop-kafka, start-kafka, stop-zk, start-zk.
+    pub fn run(&self, command: &str) {
+        cluster_script(command, &self.dir);
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        cluster_script("stop", &self.dir);
+    }
+}
+
+fn cluster_script(command: &str, dir: &Path) {
+    let script = std::env::var("OFFSETKEEPER_CLUSTER_SCRIPT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo_root().join("tests/cluster/cluster.sh"));
+    let status = Command::new("bash")
+        .arg(&script)
+        .arg(command)
+        .arg(dir)
+        .status()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
+    assert!(status.success(), "cluster.sh {command} {} failed: {status}", dir.display());
+}
+
+/// A name no other test or run uses.
+pub fn unique(prefix: &str) -> String {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{prefix}-{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A keeper on `cluster` with the default policy and the given extra `kafkaParams`.
+pub fn keeper_with(cluster: &Cluster, extra: &[(&str, &str)], tweak: impl FnOnce(&mut KeeperConfig)) -> OffsetKeeper {
+    let mut params = vec![("bootstrap.servers", cluster.bootstrap.as_str())];
+    params.extend_from_slice(extra);
+    let settings = KafkaSettings::from_params(params).expect("kafka params");
+    let mut config = KeeperConfig::new(ZkConfig::new(cluster.zookeeper.clone()), settings);
+    tweak(&mut config);
+    OffsetKeeper::open(config).expect("open keeper")
+}
+
+pub fn keeper(cluster: &Cluster) -> OffsetKeeper {
+    keeper_with(cluster, &[], |_| {})
+}
+
+/// Kafka administration through the real broker.
+pub struct Kafka {
+    admin: AdminClient<DefaultClientContext>,
+    config: ClientConfig,
+}
+
+const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Kafka {
+    pub fn new(cluster: &Cluster) -> Kafka {
+        let mut config = ClientConfig::new();
+        config.set("bootstrap.servers", &cluster.bootstrap);
+        Kafka {
+            admin: config.create().expect("admin client"),
+            config,
+        }
+    }
+
+    fn options() -> AdminOptions {
+        AdminOptions::new().operation_timeout(Some(ADMIN_TIMEOUT))
+    }
+
+    /// Creates a topic, retrying while an earlier deletion of the same name completes.
+    pub fn create_topic(&self, topic: &str, partitions: i32) {
+        let deadline = Instant::now() + ADMIN_TIMEOUT;
+        loop {
+            let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(1));
+            let results = RUNTIME
+                .block_on(self.admin.create_topics([&new], &Self::options()))
+                .expect("create topics");
+            match &results[0] {
+                Ok(_) => break,
+                Err((_, code)) if Instant::now() < deadline => {
+                    eprintln!("create {topic}: {code:?}; retrying");
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+                Err((_, code)) => panic!("create topic {topic}: {code:?}"),
+            }
+        }
+        self.wait_for_partitions(topic, partitions);
+    }
+
+    pub fn delete_topic(&self, topic: &str) {
+        let results = RUNTIME
+            .block_on(self.admin.delete_topics(&[topic], &Self::options()))
+            .expect("delete topics");
+        results[0].as_ref().expect("delete topic");
+        let deadline = Instant::now() + ADMIN_TIMEOUT;
+        while self.partition_count(topic) != 0 {
+            assert!(Instant::now() < deadline, "topic {topic} still present after delete");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn add_partitions(&self, topic: &str, total: usize) {
+        let new = NewPartitions::new(topic, total);
+        let results = RUNTIME
+            .block_on(self.admin.create_partitions([&new], &Self::options()))
+            .expect("create partitions");
+        results[0].as_ref().expect("add partitions");
+        self.wait_for_partitions(topic, total as i32);
+    }
+
+    /// Kafka's deleteRecords: what retention does, on demand.
+    pub fn delete_records(&self, topic: &str, partition: i32, before: i64) {
+        let mut list = TopicPartitionList::new();
+        list.add_partition_offset(topic, partition, Offset::Offset(before))
+            .expect("partition list");
+        let result = RUNTIME
+            .block_on(self.admin.delete_records(&list, &Self::options()))
+            .expect("delete records");
+        for element in result.elements() {
+            element.error().expect("delete records of partition");
+        }
+    }
+
+    /// Produces `count` records to one partition and waits until they are acknowledged.
+    /// A new producer each time, so partitions added since are known to it.
+    pub fn produce(&self, topic: &str, partition: i32, count: usize) {
+        let producer: BaseProducer = self.config.create().expect("producer");
+        let deadline = Instant::now() + ADMIN_TIMEOUT;
+        for i in 0..count {
+            let payload = format!("record-{i}");
+            let mut record = BaseRecord::<(), String>::to(topic)
+                .partition(partition)
+                .payload(&payload);
+            loop {
+                match producer.send(record) {
+                    Ok(()) => break,
+                    Err((err, returned)) => {
+                        assert!(Instant::now() < deadline, "produce to {topic}-{partition}: {err}");
+                        producer.poll(Duration::from_millis(50));
+                        record = returned;
+                    }
+                }
+            }
+        }
+        producer.flush(ADMIN_TIMEOUT).expect("flush producer");
+    }
+
+    pub fn partition_count(&self, topic: &str) -> usize {
+        self.admin
+            .inner()
+            .fetch_metadata(Some(topic), ADMIN_TIMEOUT)
+            .map(|m| {
+                m.topics()
+                    .iter()
+                    .filter(|t| t.error().is_none())
+                    .map(|t| t.partitions().len())
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+
+    fn wait_for_partitions(&self, topic: &str, partitions: i32) {
+        let deadline = Instant::now() + ADMIN_TIMEOUT;
+        while self.partition_count(topic) != partitions as usize {
+            assert!(Instant::now() < deadline, "topic {topic} has no {partitions} partitions in time");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Raw ZooKeeper access, to stage znodes and read back what offsetkeeper wrote.
+pub struct Zk {
+    client: zk::Client,
+}
+
+impl Zk {
+    pub fn new(cluster: &Cluster) -> Zk {
+        let client = RUNTIME
+            .block_on(zk::Client::connect(&cluster.zookeeper))
+            .expect("connect to ZooKeeper");
+        Zk { client }
+    }
+
+    pub fn get(&self, path: &str) -> Option<Vec<u8>> {
+        match RUNTIME.block_on(self.client.get_data(path)) {
+            Ok((data, _)) => Some(data),
+            Err(zk::Error::NoNode) => None,
+            Err(err) => panic!("get {path}: {err}"),
+        }
+    }
+
+    /// Writes a raw value, creating the node and its parents.
+    pub fn put(&self, path: &str, data: &[u8]) {
+        let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+        RUNTIME.block_on(async {
+            if let Some((parent, _)) = path.rsplit_once('/').filter(|(p, _)| !p.is_empty()) {
+                self.client.mkdir(parent, &options).await.expect("mkdir");
+            }
+            match self.client.create(path, data, &options).await {
+                Ok(_) => {}
+                Err(zk::Error::NodeExists) => {
+                    self.client.set_data(path, data, None).await.expect("set data");
+                }
+                Err(err) => panic!("create {path}: {err}"),
+            }
+        });
+    }
+
+    /// Makes a node read-only for everyone, so that any write to it fails.
+    pub fn make_read_only(&self, path: &str) {
+        let read_only = [zk::Acl::new(zk::Permission::READ, zk::AuthId::anyone())];
+        RUNTIME
+            .block_on(self.client.set_acl(path, &read_only, None))
+            .expect("set acl");
+    }
+}
+
+/// The stored offset path, in Kafka's old consumer layout.
+pub fn offset_path(group: &str, topic: &str, partition: i32) -> String {
+    format!("/consumers/{group}/offsets/{topic}/{partition}")
+}
