@@ -117,7 +117,9 @@ fn recreated_topic_with_fewer_records_starts_at_earliest() {
         vec![(0, Stored::Offset(30), 0, 4, 0, Action::ResetAboveRange, 0)]
     );
 
-    let to_latest = keeper_with(&cluster, &[], |c| c.policy.on_above_range = OnAboveRange::Latest);
+    let to_latest = keeper_with(&cluster, &[], |c| {
+        c.policy.on_above_range = OnAboveRange::Latest
+    });
     let loaded = to_latest.load(&group, &topics(&[&topic])).unwrap();
     assert_eq!(
         rows(&loaded),
@@ -180,7 +182,17 @@ fn corrupt_znodes_are_replaced_by_the_policy_with_raw_bytes_reported() {
     }
 
     let loaded = keeper(&cluster).load(&group, &topics(&[&topic])).unwrap();
-    let corrupt = |p: i32, raw: &[u8]| (p, Stored::Corrupt(raw.to_vec()), 0, 5, 0, Action::CorruptReplaced, 0);
+    let corrupt = |p: i32, raw: &[u8]| {
+        (
+            p,
+            Stored::Corrupt(raw.to_vec()),
+            0,
+            5,
+            0,
+            Action::CorruptReplaced,
+            0,
+        )
+    };
     assert_eq!(
         rows(&loaded),
         vec![
@@ -227,7 +239,9 @@ fn three_topics_load_in_one_call_in_the_order_asked() {
 fn an_unknown_topic_is_an_error_naming_it() {
     let cluster = cluster();
     let missing = unique("no-such-topic");
-    let err = keeper(&cluster).load("g", &topics(&[&missing])).unwrap_err();
+    let err = keeper(&cluster)
+        .load("g", &topics(&[&missing]))
+        .unwrap_err();
     assert!(matches!(err, Error::UnknownTopic { .. }), "{err:?}");
     assert!(err.to_string().contains(&missing), "{err}");
 }
@@ -244,7 +258,10 @@ fn a_fail_policy_refuses_the_load_and_names_each_partition() {
     let err = strict.load(&group, &topics(&[&topic])).unwrap_err();
     assert!(matches!(err, Error::PolicyViolation(_)), "{err:?}");
     let message = err.to_string();
-    assert!(message.contains(&format!("{topic}-0")) && message.contains("on_missing=fail"), "{message}");
+    assert!(
+        message.contains(&format!("{topic}-0")) && message.contains("on_missing=fail"),
+        "{message}"
+    );
     assert!(!message.contains(&format!("{topic}-1")), "{message}");
     // Explicit policy beats auto.offset.reset.
     let lenient = keeper_with(&cluster, &[("auto.offset.reset", "none")], |c| {
@@ -288,7 +305,9 @@ fn chroot_and_base_path_are_honoured() {
         zookeeper: format!("{}{chroot}", cluster.zookeeper),
         bootstrap: cluster.bootstrap.clone(),
     };
-    let keeper = keeper_with(&chrooted, &[], |c| c.zookeeper.base_path = "/offsets/spark".into());
+    let keeper = keeper_with(&chrooted, &[], |c| {
+        c.zookeeper.base_path = "/offsets/spark".into()
+    });
     let tp = TopicPartition::new(&topic, 0);
     keeper.commit(&group, &[(tp, 6)]).unwrap();
     let zk = Zk::new(&cluster);

@@ -51,10 +51,14 @@ fn read_env_file(path: &Path) -> HashMap<String, String> {
 pub fn cluster() -> Cluster {
     static SHARED: Lazy<Cluster> = Lazy::new(|| {
         let from_env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
-        if let (Some(zookeeper), Some(bootstrap)) =
-            (from_env("OFFSETKEEPER_ZK"), from_env("OFFSETKEEPER_BOOTSTRAP"))
-        {
-            return Cluster { zookeeper, bootstrap };
+        if let (Some(zookeeper), Some(bootstrap)) = (
+            from_env("OFFSETKEEPER_ZK"),
+            from_env("OFFSETKEEPER_BOOTSTRAP"),
+        ) {
+            return Cluster {
+                zookeeper,
+                bootstrap,
+            };
         }
         let file = from_env("OFFSETKEEPER_CLUSTER_ENV")
             .map(PathBuf::from)
@@ -100,6 +104,7 @@ impl PrivateCluster {
 impl Drop for PrivateCluster {
     fn drop(&mut self) {
         cluster_script("stop", &self.dir);
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -113,7 +118,11 @@ fn cluster_script(command: &str, dir: &Path) {
         .arg(dir)
         .status()
         .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
-    assert!(status.success(), "cluster.sh {command} {} failed: {status}", dir.display());
+    assert!(
+        status.success(),
+        "cluster.sh {command} {} failed: {status}",
+        dir.display()
+    );
 }
 
 /// A name no other test or run uses.
@@ -131,7 +140,11 @@ pub fn unique(prefix: &str) -> String {
 }
 
 /// A keeper on `cluster` with the default policy and the given extra `kafkaParams`.
-pub fn keeper_with(cluster: &Cluster, extra: &[(&str, &str)], tweak: impl FnOnce(&mut KeeperConfig)) -> OffsetKeeper {
+pub fn keeper_with(
+    cluster: &Cluster,
+    extra: &[(&str, &str)],
+    tweak: impl FnOnce(&mut KeeperConfig),
+) -> OffsetKeeper {
     let mut params = vec![("bootstrap.servers", cluster.bootstrap.as_str())];
     params.extend_from_slice(extra);
     let settings = KafkaSettings::from_params(params).expect("kafka params");
@@ -193,7 +206,10 @@ impl Kafka {
         results[0].as_ref().expect("delete topic");
         let deadline = Instant::now() + ADMIN_TIMEOUT;
         while self.partition_count(topic) != 0 {
-            assert!(Instant::now() < deadline, "topic {topic} still present after delete");
+            assert!(
+                Instant::now() < deadline,
+                "topic {topic} still present after delete"
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -234,7 +250,10 @@ impl Kafka {
                 match producer.send(record) {
                     Ok(()) => break,
                     Err((err, returned)) => {
-                        assert!(Instant::now() < deadline, "produce to {topic}-{partition}: {err}");
+                        assert!(
+                            Instant::now() < deadline,
+                            "produce to {topic}-{partition}: {err}"
+                        );
                         producer.poll(Duration::from_millis(50));
                         record = returned;
                     }
@@ -261,7 +280,10 @@ impl Kafka {
     fn wait_for_partitions(&self, topic: &str, partitions: i32) {
         let deadline = Instant::now() + ADMIN_TIMEOUT;
         while self.partition_count(topic) != partitions as usize {
-            assert!(Instant::now() < deadline, "topic {topic} has no {partitions} partitions in time");
+            assert!(
+                Instant::now() < deadline,
+                "topic {topic} has no {partitions} partitions in time"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -298,7 +320,10 @@ impl Zk {
             match self.client.create(path, data, &options).await {
                 Ok(_) => {}
                 Err(zk::Error::NodeExists) => {
-                    self.client.set_data(path, data, None).await.expect("set data");
+                    self.client
+                        .set_data(path, data, None)
+                        .await
+                        .expect("set data");
                 }
                 Err(err) => panic!("create {path}: {err}"),
             }

@@ -1,0 +1,90 @@
+//! Servers that stop: calls fail within their timeout with a clear error, and nothing is
+//! half-written. These tests run on a cluster of their own, since they stop its servers.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use offsetkeeper::{Error, TopicPartition};
+use support::{keeper_with, offset_path, unique, Kafka, PrivateCluster, Zk};
+
+const TIMEOUT: Duration = Duration::from_secs(3);
+/// Slack for thread scheduling and connection set-up on a busy 2-core machine.
+const SLACK: Duration = Duration::from_secs(4);
+
+fn offsets(topic: &str, offset: i64) -> Vec<(TopicPartition, i64)> {
+    (0..3)
+        .map(|p| (TopicPartition::new(topic, p), offset))
+        .collect()
+}
+
+#[test]
+fn stopped_servers_fail_calls_within_their_timeout_and_nothing_is_half_written() {
+    let private = PrivateCluster::start("faults");
+    let cluster = private.cluster.clone();
+    let kafka = Kafka::new(&cluster);
+    let (group, topic) = (unique("g"), unique("faulty"));
+    kafka.create_topic(&topic, 3);
+    for p in 0..3 {
+        kafka.produce(&topic, p, 5);
+    }
+    let keeper = keeper_with(&cluster, &[], |c| {
+        c.kafka_timeout = TIMEOUT;
+        c.zookeeper.request_timeout = TIMEOUT;
+        c.zookeeper.session_timeout = Duration::from_secs(6);
+    });
+    keeper.commit(&group, &offsets(&topic, 2)).unwrap();
+    assert_eq!(
+        keeper
+            .load(&group, &[topic.clone()])
+            .unwrap()
+            .partitions
+            .len(),
+        3
+    );
+
+    // Broker down: load fails after its timeout, naming Kafka.
+    private.run("stop-kafka");
+    let started = Instant::now();
+    let err = keeper.load(&group, &[topic.clone()]).unwrap_err();
+    let took = started.elapsed();
+    assert!(took < TIMEOUT * 2 + SLACK, "load took {took:?}");
+    assert!(
+        matches!(err, Error::Timeout { .. } | Error::Kafka { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("Kafka"), "{err}");
+    private.run("start-kafka");
+
+    // ZooKeeper down: load and commit fail after their timeout, naming ZooKeeper.
+    private.run("stop-zk");
+    let started = Instant::now();
+    let err = keeper.commit(&group, &offsets(&topic, 4)).unwrap_err();
+    let took = started.elapsed();
+    assert!(took < TIMEOUT * 2 + SLACK, "commit took {took:?}");
+    assert!(err.to_string().contains("ZooKeeper"), "{err}");
+    let started = Instant::now();
+    let err = keeper.load(&group, &[topic.clone()]).unwrap_err();
+    let took = started.elapsed();
+    assert!(took < TIMEOUT * 2 + SLACK, "load took {took:?}");
+    assert!(err.to_string().contains("ZooKeeper"), "{err}");
+    private.run("start-zk");
+
+    // Back up: every offset is still the last committed batch, and the keeper works again.
+    let zk = Zk::new(&cluster);
+    for p in 0..3 {
+        assert_eq!(zk.get(&offset_path(&group, &topic, p)), Some(b"2".to_vec()));
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let loaded = loop {
+        match keeper.load(&group, &[topic.clone()]) {
+            Ok(loaded) => break loaded,
+            Err(err) if Instant::now() < deadline => {
+                eprintln!("waiting for the cluster to recover: {err}");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(err) => panic!("keeper did not recover: {err}"),
+        }
+    };
+    assert!(loaded.offsets().all(|(_, offset)| offset == 2));
+}
