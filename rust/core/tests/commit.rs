@@ -129,7 +129,7 @@ fn load_after_commit_returns_the_committed_offsets() {
     }
     let keeper = keeper(&cluster);
     keeper.commit(&group, &batch(&topic, 3, 2)).unwrap();
-    let loaded = keeper.load(&group, &[topic.clone()]).unwrap();
+    let loaded = keeper.load(&group, std::slice::from_ref(&topic)).unwrap();
     let offsets: Vec<i64> = loaded.offsets().map(|(_, o)| o).collect();
     assert_eq!(offsets, vec![2, 3, 4]);
     assert_eq!(loaded.corrections().count(), 0);

@@ -36,7 +36,7 @@ fn stopped_servers_fail_calls_within_their_timeout_and_nothing_is_half_written()
     keeper.commit(&group, &offsets(&topic, 2)).unwrap();
     assert_eq!(
         keeper
-            .load(&group, &[topic.clone()])
+            .load(&group, std::slice::from_ref(&topic))
             .unwrap()
             .partitions
             .len(),
@@ -46,7 +46,9 @@ fn stopped_servers_fail_calls_within_their_timeout_and_nothing_is_half_written()
     // Broker down: load fails after its timeout, naming Kafka.
     private.run("stop-kafka");
     let started = Instant::now();
-    let err = keeper.load(&group, &[topic.clone()]).unwrap_err();
+    let err = keeper
+        .load(&group, std::slice::from_ref(&topic))
+        .unwrap_err();
     let took = started.elapsed();
     assert!(took < TIMEOUT * 2 + SLACK, "load took {took:?}");
     assert!(
@@ -64,7 +66,9 @@ fn stopped_servers_fail_calls_within_their_timeout_and_nothing_is_half_written()
     assert!(took < TIMEOUT * 2 + SLACK, "commit took {took:?}");
     assert!(err.to_string().contains("ZooKeeper"), "{err}");
     let started = Instant::now();
-    let err = keeper.load(&group, &[topic.clone()]).unwrap_err();
+    let err = keeper
+        .load(&group, std::slice::from_ref(&topic))
+        .unwrap_err();
     let took = started.elapsed();
     assert!(took < TIMEOUT * 2 + SLACK, "load took {took:?}");
     assert!(err.to_string().contains("ZooKeeper"), "{err}");
@@ -77,7 +81,7 @@ fn stopped_servers_fail_calls_within_their_timeout_and_nothing_is_half_written()
     }
     let deadline = Instant::now() + Duration::from_secs(60);
     let loaded = loop {
-        match keeper.load(&group, &[topic.clone()]) {
+        match keeper.load(&group, std::slice::from_ref(&topic)) {
             Ok(loaded) => break loaded,
             Err(err) if Instant::now() < deadline => {
                 eprintln!("waiting for the cluster to recover: {err}");
