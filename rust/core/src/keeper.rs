@@ -64,6 +64,54 @@ impl Loaded {
             .map(|report| (&report.partition, report.decision.offset))
     }
 
+    /// The report as a plain-text table, one row per partition.
+    pub fn table(&self) -> String {
+        let header = [
+            "TOPIC",
+            "PARTITION",
+            "STORED",
+            "EARLIEST",
+            "LATEST",
+            "CHOSEN",
+            "ACTION",
+            "LOST",
+        ]
+        .map(String::from);
+        let rows: Vec<[String; 8]> = self
+            .partitions
+            .iter()
+            .map(|r| {
+                [
+                    r.partition.topic.clone(),
+                    r.partition.partition.to_string(),
+                    r.stored.to_string(),
+                    r.range.earliest.to_string(),
+                    r.range.latest.to_string(),
+                    r.decision.offset.to_string(),
+                    r.decision.action.name().to_string(),
+                    r.decision.records_lost.to_string(),
+                ]
+            })
+            .collect();
+        let mut widths = header.clone().map(|h| h.len());
+        for row in &rows {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.len());
+            }
+        }
+        std::iter::once(&header)
+            .chain(&rows)
+            .map(|row| {
+                let cells: Vec<String> = row
+                    .iter()
+                    .zip(widths)
+                    .map(|(cell, width)| format!("{cell:<width$}"))
+                    .collect();
+                cells.join("  ").trim_end().to_string() + "\n"
+            })
+            .collect()
+    }
+
     /// The partitions whose stored offset was not used as it was.
     pub fn corrections(&self) -> impl Iterator<Item = &PartitionReport> {
         self.partitions
