@@ -40,6 +40,14 @@ impl KeeperConfig {
     }
 }
 
+/// What ZooKeeper and Kafka hold for one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspected {
+    pub partition: TopicPartition,
+    pub stored: Stored,
+    pub range: PartitionRange,
+}
+
 /// What load found and decided for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionReport {
@@ -152,10 +160,10 @@ impl OffsetKeeper {
         &self.policy
     }
 
-    /// Discovers the topics' partitions, reads their stored offsets and ranges, and validates
-    /// each. Partitions that no longer exist are not returned; a `fail` policy that applies makes
-    /// the whole load an error listing every refused partition.
-    pub fn load(&self, group: &str, topics: &[String]) -> Result<Loaded> {
+    /// What ZooKeeper holds and what Kafka has, for every partition of the topics that exists
+    /// now, in topic order then partition order. No validation: the raw view for lag and for
+    /// operators.
+    pub fn inspect(&self, group: &str, topics: &[String]) -> Result<Vec<Inspected>> {
         check_name("group", group)?;
         if topics.is_empty() {
             return Err(Error::invalid(
@@ -190,15 +198,36 @@ impl OffsetKeeper {
                 .unwrap_or_else(|_| Err(Error::Internal("offset range thread panicked".into())));
             (stored, ranges)
         });
-        let (stored, ranges) = (stored?, ranges?);
+        let (stored, mut ranges) = (stored?, ranges?);
+        partitions
+            .into_iter()
+            .zip(stored)
+            .map(|(partition, raw)| {
+                let range = ranges.remove(&partition).ok_or_else(|| {
+                    Error::Internal(format!("no offset range returned for {partition}"))
+                })?;
+                Ok(Inspected {
+                    stored: raw.map_or(Stored::Missing, |bytes| Stored::parse(&bytes)),
+                    partition,
+                    range,
+                })
+            })
+            .collect()
+    }
 
-        let mut reports = Vec::with_capacity(partitions.len());
+    /// Discovers the topics' partitions, reads their stored offsets and ranges, and validates
+    /// each. Partitions that no longer exist are not returned; a `fail` policy that applies makes
+    /// the whole load an error listing every refused partition.
+    pub fn load(&self, group: &str, topics: &[String]) -> Result<Loaded> {
+        let inspected = self.inspect(group, topics)?;
+        let mut reports = Vec::with_capacity(inspected.len());
         let mut refusals = Vec::new();
-        for (partition, raw) in partitions.into_iter().zip(stored) {
-            let stored = raw.map_or(Stored::Missing, |bytes| Stored::parse(&bytes));
-            let range = *ranges.get(&partition).ok_or_else(|| {
-                Error::Internal(format!("no offset range returned for {partition}"))
-            })?;
+        for Inspected {
+            partition,
+            stored,
+            range,
+        } in inspected
+        {
             match validate(&stored, range, &self.policy) {
                 Ok(decision) => reports.push(PartitionReport {
                     partition,

@@ -15,7 +15,7 @@ use std::fmt;
 
 pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
-pub use keeper::{CommitSummary, KeeperConfig, Loaded, OffsetKeeper, PartitionReport};
+pub use keeper::{CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, PartitionReport};
 pub use validate::{
     validate, Action, Decision, OnAboveRange, OnBelowRange, OnMissing, PartitionRange, Policy,
     Refusal, Stored,
