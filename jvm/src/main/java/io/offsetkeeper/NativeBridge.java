@@ -1,0 +1,67 @@
+package io.offsetkeeper;
+
+/**
+ * The native methods of {@code liboffsetkeeper_jni}: the whole JNI surface, in bulk arrays.
+ *
+ * <p>Only this package calls it. Arguments are checked on both sides; the native side throws
+ * {@link IllegalArgumentException} for bad input (naming the argument and the value),
+ * {@link IllegalStateException} for a zero handle, and the {@link OffsetKeeperException}
+ * family for server and policy failures. A native panic becomes an {@link OffsetKeeperException}.
+ *
+ * <p>Codes shared with Rust: stored kinds 0 = missing, 1 = corrupt, 2 = offset; actions
+ * 0 = kept, 1 = initialized, 2 = reset below range, 3 = reset above range, 4 = corrupt replaced.
+ */
+final class NativeBridge {
+    private NativeBridge() {}
+
+    /**
+     * Opens an engine. A policy given as null takes the default (earliest; for onMissing the
+     * {@code auto.offset.reset} of the Kafka parameters when present).
+     *
+     * @return a handle, never 0; free it once with {@link #close(long)}
+     */
+    static native long open(String zookeeperConnect, String basePath, int sessionTimeoutMs,
+            int zookeeperTimeoutMs, int kafkaTimeoutMs, String[] kafkaKeys, String[] kafkaValues,
+            String onMissing, String onBelowRange, String onAboveRange);
+
+    /** Frees the engine. Calling it with 0 does nothing. */
+    static native void close(long handle);
+
+    /**
+     * Loads and validates the offsets of the topics' partitions.
+     *
+     * @return {@code Object[]{String[] topics, int[] partitions, byte[] storedKinds,
+     *     long[] storedOffsets, String[] storedTexts, long[] earliest, long[] latest,
+     *     long[] chosen, byte[] actions, long[] recordsLost}}, one element per partition;
+     *     storedOffsets is -1 unless the kind is offset; storedTexts is the report's text of
+     *     the stored value ("none", the offset, or {@code corrupt "..."})
+     */
+    static native Object[] load(long handle, String group, String[] topics);
+
+    /**
+     * Commits next offsets to read, one atomic ZooKeeper multi.
+     *
+     * @return {@code long[]{written, unchanged, requests}}
+     */
+    static native long[] commit(long handle, String group, String[] topics, int[] partitions,
+            long[] offsets);
+
+    /**
+     * Stored offsets and current ranges, without validation (for lag).
+     *
+     * @return {@code Object[]{String[] topics, int[] partitions, byte[] storedKinds,
+     *     long[] storedOffsets, String[] storedTexts, long[] earliest, long[] latest}}
+     */
+    static native Object[] inspect(long handle, String group, String[] topics);
+
+    /**
+     * Pure validation, no I/O. Arrays have one element per partition.
+     *
+     * @return {@code Object[]{long[] chosen, byte[] actions, long[] recordsLost}}
+     */
+    static native Object[] validate(byte[] storedKinds, long[] storedOffsets, long[] earliest,
+            long[] latest, String onMissing, String onBelowRange, String onAboveRange);
+
+    /** Test hook: panics inside native code, which must arrive as an exception. */
+    static native void panicForTest();
+}

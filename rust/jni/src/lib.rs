@@ -1,0 +1,328 @@
+//! The JNI surface of offsetkeeper: `io.offsetkeeper.NativeBridge`'s native methods.
+//!
+//! Each entry point converts its arguments, calls the engine and converts the answer. Every one
+//! runs inside `with_env(..).resolve::<ThrowJavaException>()`, so errors and panics arrive in
+//! Java as exceptions and never abort the JVM.
+
+mod convert;
+mod errors;
+mod logging;
+
+use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jint, jlong};
+use jni::{Env, EnvUnowned};
+use offsetkeeper::{
+    Action, Inspected, KafkaSettings, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange,
+    OnMissing, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
+};
+
+use convert::{
+    bytes, ints, longs, millis, new_bytes, new_ints, new_longs, new_object_array, new_strings,
+    optional_string, same_lengths, string, strings,
+};
+use errors::{BridgeError, ThrowJavaException};
+
+type Result<T> = std::result::Result<T, BridgeError>;
+
+/// The engine behind a handle. The Java side guarantees that no call runs during or after
+/// `close`; 0 is refused.
+fn keeper<'a>(handle: jlong) -> Result<&'a OffsetKeeper> {
+    if handle == 0 {
+        return Err(BridgeError::Closed);
+    }
+    // Safety: non-zero handles come from `open` (Box::into_raw) and stay valid until `close`.
+    Ok(unsafe { &*(handle as *const OffsetKeeper) })
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    zookeeper_connect: JString<'local>,
+    base_path: JString<'local>,
+    session_timeout_ms: jint,
+    zookeeper_timeout_ms: jint,
+    kafka_timeout_ms: jint,
+    kafka_keys: JObjectArray<'local, JString<'local>>,
+    kafka_values: JObjectArray<'local, JString<'local>>,
+    on_missing: JString<'local>,
+    on_below_range: JString<'local>,
+    on_above_range: JString<'local>,
+) -> jlong {
+    unowned
+        .with_env(|env| -> Result<jlong> {
+            logging::init(env);
+            let keys = strings(env, &kafka_keys, "kafkaKeys")?;
+            let values = strings(env, &kafka_values, "kafkaValues")?;
+            same_lengths(&["kafkaKeys", "kafkaValues"], &[keys.len(), values.len()])?;
+            let mut zookeeper = ZkConfig::new(string(env, &zookeeper_connect, "zookeeperConnect")?);
+            zookeeper.base_path = string(env, &base_path, "basePath")?;
+            zookeeper.session_timeout = millis(session_timeout_ms, "sessionTimeoutMs")?;
+            zookeeper.request_timeout = millis(zookeeper_timeout_ms, "zookeeperTimeoutMs")?;
+            let kafka = KafkaSettings::from_params(keys.iter().zip(&values))?;
+            let mut config = KeeperConfig::new(zookeeper, kafka);
+            config.kafka_timeout = millis(kafka_timeout_ms, "kafkaTimeoutMs")?;
+            config.policy = policy(
+                env,
+                config.policy,
+                &on_missing,
+                &on_below_range,
+                &on_above_range,
+            )?;
+            let engine = OffsetKeeper::open(config)?;
+            Ok(Box::into_raw(Box::new(engine)) as jlong)
+        })
+        .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_close<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    unowned
+        .with_env(|_env| -> Result<()> {
+            if handle != 0 {
+                // Safety: the handle came from `open` and Java frees it exactly once.
+                drop(unsafe { Box::from_raw(handle as *mut OffsetKeeper) });
+            }
+            Ok(())
+        })
+        .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    group: JString<'local>,
+    topics: JObjectArray<'local, JString<'local>>,
+) -> JObjectArray<'local> {
+    unowned
+        .with_env(|env| -> Result<JObjectArray<'local>> {
+            let engine = keeper(handle)?;
+            let group = string(env, &group, "group")?;
+            let topics = strings(env, &topics, "topics")?;
+            let loaded = engine.load(&group, &topics)?;
+            let inspected: Vec<Inspected> = loaded
+                .partitions
+                .iter()
+                .map(|r| Inspected {
+                    partition: r.partition.clone(),
+                    stored: r.stored.clone(),
+                    range: r.range,
+                })
+                .collect();
+            let mut columns = inspected_columns(env, &inspected)?;
+            let decisions = loaded.partitions.iter().map(|r| r.decision);
+            let chosen: Vec<i64> = decisions.clone().map(|d| d.offset).collect();
+            let actions: Vec<i8> = decisions.clone().map(|d| d.action as i8).collect();
+            let lost: Vec<i64> = decisions.map(|d| d.records_lost).collect();
+            columns.push(new_longs(env, &chosen)?);
+            columns.push(new_bytes(env, &actions)?);
+            columns.push(new_longs(env, &lost)?);
+            new_object_array(env, columns)
+        })
+        .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_inspect<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    group: JString<'local>,
+    topics: JObjectArray<'local, JString<'local>>,
+) -> JObjectArray<'local> {
+    unowned
+        .with_env(|env| -> Result<JObjectArray<'local>> {
+            let engine = keeper(handle)?;
+            let group = string(env, &group, "group")?;
+            let topics = strings(env, &topics, "topics")?;
+            let inspected = engine.inspect(&group, &topics)?;
+            let columns = inspected_columns(env, &inspected)?;
+            new_object_array(env, columns)
+        })
+        .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    group: JString<'local>,
+    topics: JObjectArray<'local, JString<'local>>,
+    partitions: JIntArray<'local>,
+    offsets: JLongArray<'local>,
+) -> JLongArray<'local> {
+    unowned
+        .with_env(|env| -> Result<JLongArray<'local>> {
+            let engine = keeper(handle)?;
+            let group = string(env, &group, "group")?;
+            let topics = strings(env, &topics, "topics")?;
+            let partitions = ints(env, &partitions, "partitions")?;
+            let offsets = longs(env, &offsets, "offsets")?;
+            same_lengths(
+                &["topics", "partitions", "offsets"],
+                &[topics.len(), partitions.len(), offsets.len()],
+            )?;
+            let batch: Vec<(TopicPartition, i64)> = topics
+                .into_iter()
+                .zip(partitions)
+                .zip(offsets)
+                .map(|((topic, partition), offset)| (TopicPartition { topic, partition }, offset))
+                .collect();
+            let summary = engine.commit(&group, &batch)?;
+            let counts = [summary.written, summary.unchanged, summary.requests].map(|n| n as i64);
+            let array = env.new_long_array(counts.len())?;
+            array.set_region(env, 0, &counts)?;
+            Ok(array)
+        })
+        .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_validate<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    stored_kinds: JByteArray<'local>,
+    stored_offsets: JLongArray<'local>,
+    earliest: JLongArray<'local>,
+    latest: JLongArray<'local>,
+    on_missing: JString<'local>,
+    on_below_range: JString<'local>,
+    on_above_range: JString<'local>,
+) -> JObjectArray<'local> {
+    unowned
+        .with_env(|env| -> Result<JObjectArray<'local>> {
+            let kinds = bytes(env, &stored_kinds, "storedKinds")?;
+            let offsets = longs(env, &stored_offsets, "storedOffsets")?;
+            let earliest = longs(env, &earliest, "earliest")?;
+            let latest = longs(env, &latest, "latest")?;
+            same_lengths(
+                &["storedKinds", "storedOffsets", "earliest", "latest"],
+                &[kinds.len(), offsets.len(), earliest.len(), latest.len()],
+            )?;
+            let policy = policy(env, Policy::default(), &on_missing, &on_below_range, &on_above_range)?;
+            let mut chosen = Vec::with_capacity(kinds.len());
+            let mut actions = Vec::with_capacity(kinds.len());
+            let mut lost = Vec::with_capacity(kinds.len());
+            for index in 0..kinds.len() {
+                let stored = stored_from_code(kinds[index], offsets[index], index)?;
+                let range = PartitionRange {
+                    earliest: earliest[index],
+                    latest: latest[index],
+                };
+                if range.earliest < 0 || range.earliest > range.latest {
+                    return Err(BridgeError::InvalidArgument(format!(
+                        "range [{}, {}] at index {index} is not a partition range; allowed: 0 <= earliest <= latest",
+                        range.earliest, range.latest
+                    )));
+                }
+                let decision = offsetkeeper::validate(&stored, range, &policy).map_err(|refusal| {
+                    offsetkeeper::Error::PolicyViolation(format!("entry {index}: {refusal}"))
+                })?;
+                chosen.push(decision.offset);
+                actions.push(decision.action as i8);
+                lost.push(decision.records_lost);
+            }
+            let columns = vec![
+                new_longs(env, &chosen)?,
+                new_bytes(env, &actions)?,
+                new_longs(env, &lost)?,
+            ];
+            new_object_array(env, columns)
+        })
+        .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_panicForTest<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) {
+    unowned
+        .with_env(|_env| -> Result<()> { panic!("panicForTest was called") })
+        .resolve::<ThrowJavaException>()
+}
+
+/// The policy: the given base, with each of the three overridden where Java passed a name.
+fn policy(
+    env: &Env<'_>,
+    base: Policy,
+    on_missing: &JString<'_>,
+    on_below_range: &JString<'_>,
+    on_above_range: &JString<'_>,
+) -> Result<Policy> {
+    let mut policy = base;
+    if let Some(name) = optional_string(env, on_missing)? {
+        policy.on_missing = OnMissing::parse(&name)?;
+    }
+    if let Some(name) = optional_string(env, on_below_range)? {
+        policy.on_below_range = OnBelowRange::parse(&name)?;
+    }
+    if let Some(name) = optional_string(env, on_above_range)? {
+        policy.on_above_range = OnAboveRange::parse(&name)?;
+    }
+    Ok(policy)
+}
+
+/// Stored-value codes shared with Java: 0 missing, 1 corrupt, 2 offset.
+fn stored_code(stored: &Stored) -> (i8, i64) {
+    match stored {
+        Stored::Missing => (0, -1),
+        Stored::Corrupt(_) => (1, -1),
+        Stored::Offset(offset) => (2, *offset),
+    }
+}
+
+fn stored_from_code(kind: i8, offset: i64, index: usize) -> Result<Stored> {
+    match kind {
+        0 => Ok(Stored::Missing),
+        1 => Ok(Stored::Corrupt(Vec::new())),
+        2 if offset >= 0 => Ok(Stored::Offset(offset)),
+        2 => Err(BridgeError::InvalidArgument(format!(
+            "stored offset {offset} at index {index} is negative; allowed: 0 or more"
+        ))),
+        _ => Err(BridgeError::InvalidArgument(format!(
+            "stored kind {kind} at index {index} is unknown; allowed: 0 (missing), 1 (corrupt), 2 (offset)"
+        ))),
+    }
+}
+
+/// The columns shared by load and inspect: topics, partitions, stored kinds, stored offsets,
+/// stored texts, earliest, latest.
+fn inspected_columns<'local>(
+    env: &mut Env<'local>,
+    rows: &[Inspected],
+) -> Result<Vec<JObject<'local>>> {
+    let topics: Vec<String> = rows.iter().map(|r| r.partition.topic.clone()).collect();
+    let partitions: Vec<i32> = rows.iter().map(|r| r.partition.partition).collect();
+    let (kinds, offsets): (Vec<i8>, Vec<i64>) = rows.iter().map(|r| stored_code(&r.stored)).unzip();
+    let texts: Vec<String> = rows.iter().map(|r| r.stored.to_string()).collect();
+    let earliest: Vec<i64> = rows.iter().map(|r| r.range.earliest).collect();
+    let latest: Vec<i64> = rows.iter().map(|r| r.range.latest).collect();
+    Ok(vec![
+        new_strings(env, &topics)?,
+        new_ints(env, &partitions)?,
+        new_bytes(env, &kinds)?,
+        new_longs(env, &offsets)?,
+        new_strings(env, &texts)?,
+        new_longs(env, &earliest)?,
+        new_longs(env, &latest)?,
+    ])
+}
+
+// Action codes crossing the boundary are the enum's discriminants; keep them pinned.
+const _: () = {
+    assert!(Action::Kept as u8 == 0);
+    assert!(Action::Initialized as u8 == 1);
+    assert!(Action::ResetBelowRange as u8 == 2);
+    assert!(Action::ResetAboveRange as u8 == 3);
+    assert!(Action::CorruptReplaced as u8 == 4);
+};
