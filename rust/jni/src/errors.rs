@@ -71,7 +71,6 @@ impl<T: Default> ErrorPolicy<T, BridgeError> for ThrowJavaException {
         payload: Box<dyn Any + Send + 'static>,
     ) -> jni::errors::Result<T> {
         let message = panic_message(payload);
-        log::error!("native panic: {message}");
         throw(
             env,
             OFFSETKEEPER,
@@ -79,6 +78,15 @@ impl<T: Default> ErrorPolicy<T, BridgeError> for ThrowJavaException {
         );
         Ok(T::default())
     }
+}
+
+/// Panics are reported once, through `log` (so into SLF4J), instead of Rust's default hook
+/// printing to the JVM's stderr; the entry point then throws.
+pub fn report_panics_through_log() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        std::panic::set_hook(Box::new(|info| log::error!("native panic: {info}")));
+    });
 }
 
 fn throw(env: &mut Env<'_>, class: &str, message: &str) {

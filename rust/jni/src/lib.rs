@@ -52,7 +52,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
 ) -> jlong {
     unowned
         .with_env(|env| -> Result<jlong> {
-            logging::init(env);
+            init(env);
             let keys = strings(env, &kafka_keys, "kafkaKeys")?;
             let values = strings(env, &kafka_values, "kafkaValues")?;
             same_lengths(&["kafkaKeys", "kafkaValues"], &[keys.len(), values.len()])?;
@@ -200,6 +200,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_validate<'local>(
 ) -> JObjectArray<'local> {
     unowned
         .with_env(|env| -> Result<JObjectArray<'local>> {
+            init(env);
             let kinds = bytes(env, &stored_kinds, "storedKinds")?;
             let offsets = longs(env, &stored_offsets, "storedOffsets")?;
             let earliest = longs(env, &earliest, "earliest")?;
@@ -247,8 +248,17 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_panicForTest<'local>(
     _class: JClass<'local>,
 ) {
     unowned
-        .with_env(|_env| -> Result<()> { panic!("panicForTest was called") })
+        .with_env(|env| -> Result<()> {
+            init(env);
+            panic!("panicForTest was called")
+        })
         .resolve::<ThrowJavaException>()
+}
+
+/// Once per process, on a JVM thread: the SLF4J log bridge and the panic report.
+fn init(env: &mut Env<'_>) {
+    logging::init(env);
+    errors::report_panics_through_log();
 }
 
 /// The policy: the given base, with each of the three overridden where Java passed a name.

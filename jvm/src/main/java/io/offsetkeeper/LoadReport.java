@@ -1,0 +1,78 @@
+package io.offsetkeeper;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The result of {@link OffsetKeeper#loadWithReport}: one entry for every partition that exists
+ * now, in topic order then partition order. {@link #toString()} is a table for the driver's log.
+ */
+public final class LoadReport implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final List<PartitionReport> partitions;
+
+    LoadReport(List<PartitionReport> partitions) {
+        this.partitions = Collections.unmodifiableList(new ArrayList<>(partitions));
+    }
+
+    public List<PartitionReport> partitions() {
+        return partitions;
+    }
+
+    /** The offsets to hand to Spark, in report order. */
+    public Map<TopicPartition, Long> offsets() {
+        Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
+        for (PartitionReport p : partitions) {
+            offsets.put(p.topicPartition(), p.chosen());
+        }
+        return Collections.unmodifiableMap(offsets);
+    }
+
+    /** The partitions whose stored offset was not used as it was. */
+    public List<PartitionReport> corrections() {
+        List<PartitionReport> corrections = new ArrayList<>();
+        for (PartitionReport p : partitions) {
+            if (p.action() != Action.KEPT) {
+                corrections.add(p);
+            }
+        }
+        return Collections.unmodifiableList(corrections);
+    }
+
+    /** A plain-text table, one row per partition, with the columns of the native report. */
+    @Override
+    public String toString() {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"TOPIC", "PARTITION", "STORED", "EARLIEST", "LATEST", "CHOSEN",
+            "ACTION", "LOST"});
+        for (PartitionReport p : partitions) {
+            rows.add(new String[] {p.topic(), String.valueOf(p.partition()), p.storedText(),
+                String.valueOf(p.earliest()), String.valueOf(p.latest()),
+                String.valueOf(p.chosen()), p.action().label(), String.valueOf(p.recordsLost())});
+        }
+        int[] widths = new int[rows.get(0).length];
+        for (String[] row : rows) {
+            for (int i = 0; i < row.length; i++) {
+                widths[i] = Math.max(widths[i], row[i].length());
+            }
+        }
+        StringBuilder table = new StringBuilder();
+        for (String[] row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.length; i++) {
+                line.append(String.format("%-" + widths[i] + "s", row[i]));
+                if (i + 1 < row.length) {
+                    line.append("  ");
+                }
+            }
+            table.append(line.toString().replaceAll("\\s+$", "")).append('\n');
+        }
+        return table.toString();
+    }
+}

@@ -1,0 +1,493 @@
+package io.offsetkeeper;
+
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongFunction;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.spark.streaming.kafka010.OffsetRange;
+
+/**
+ * Loads a Spark Streaming job's Kafka offsets from ZooKeeper
+ * ({@code /consumers/<group>/offsets/<topic>/<partition>}), validated against the brokers'
+ * current [earliest, latest] range, and commits each batch's offsets in one atomic ZooKeeper
+ * multi.
+ *
+ * <pre>{@code
+ * OffsetKeeper keeper = OffsetKeeper.builder()
+ *         .zookeeper("zk1:2181,zk2:2181")
+ *         .kafkaParams(kafkaParams)          // the map given to Spark; group.id is the group
+ *         .build();
+ * Map<TopicPartition, Long> offsets = keeper.load(topics);
+ * // ConsumerStrategies.Subscribe(topics, kafkaParams, offsets), then in foreachRDD:
+ * keeper.commit(((HasOffsetRanges) rdd.rdd()).offsetRanges());
+ * }</pre>
+ *
+ * <p>Thread-safe. {@link Serializable} with its configuration only, because Spark serializes
+ * {@code foreachRDD} closures when checkpointing is on: the native engine is opened on first
+ * use, and again in a deserialized copy. {@link #close()} frees it; later calls throw
+ * {@link IllegalStateException}.
+ *
+ * <p>Failures: {@link IllegalArgumentException} for bad input (nothing is written), and the
+ * {@link OffsetKeeperException} family for servers and {@code FAIL} policies.
+ */
+public final class OffsetKeeper implements AutoCloseable, Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** The folder holding the groups, as Kafka's old consumer laid it out. */
+    public static final String DEFAULT_BASE_PATH = "/consumers";
+
+    /** Parts of Kafka parameter names whose values toString must not show. */
+    private static final String[] SECRET_MARKERS =
+            {"password", "secret", "jaas", "oauthbearer.config", "key.pem", "keytab"};
+
+    // Native codes, see NativeBridge.
+    private static final byte STORED_MISSING = 0;
+    private static final byte STORED_OFFSET = 2;
+
+    // The configuration: all that is serialized.
+    private final String zookeeper;
+    private final String group;
+    private final String basePath;
+    private final LinkedHashMap<String, String> kafkaParams;
+    private final OnMissing onMissing;
+    private final OnBelowRange onBelowRange;
+    private final OnAboveRange onAboveRange;
+    private final int sessionTimeoutMs;
+    private final int zookeeperTimeoutMs;
+    private final int kafkaTimeoutMs;
+
+    // Calls hold the read lock and close() the write lock, so the handle is never freed under
+    // a running call. The handle is opened under `opening` by whichever call comes first.
+    private final transient ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final transient Object opening = new Object();
+    private transient long handle;
+    private transient volatile boolean closed;
+
+    private OffsetKeeper(String zookeeper, String group, String basePath,
+            LinkedHashMap<String, String> kafkaParams, OnMissing onMissing,
+            OnBelowRange onBelowRange, OnAboveRange onAboveRange, int sessionTimeoutMs,
+            int zookeeperTimeoutMs, int kafkaTimeoutMs) {
+        this.zookeeper = zookeeper;
+        this.group = group;
+        this.basePath = basePath;
+        this.kafkaParams = kafkaParams;
+        this.onMissing = onMissing;
+        this.onBelowRange = onBelowRange;
+        this.onAboveRange = onAboveRange;
+        this.sessionTimeoutMs = sessionTimeoutMs;
+        this.zookeeperTimeoutMs = zookeeperTimeoutMs;
+        this.kafkaTimeoutMs = kafkaTimeoutMs;
+    }
+
+    /** A builder; {@link Builder#zookeeper} and {@link Builder#kafkaParams} are required. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The consumer group whose offsets this keeper loads and commits. */
+    public String group() {
+        return group;
+    }
+
+    /**
+     * Loads and validates the offsets of every partition of the topics.
+     *
+     * @return the offsets to give {@code ConsumerStrategies.Subscribe}
+     * @see #loadWithReport
+     */
+    public Map<TopicPartition, Long> load(Collection<String> topics) {
+        return loadWithReport(topics).offsets();
+    }
+
+    /**
+     * Loads and validates the offsets of every partition of the topics, with what was stored
+     * and why each offset was chosen. Corrections are also logged at WARN by the engine.
+     *
+     * @throws PolicyViolationException when a {@code FAIL} policy applies to any partition
+     * @throws UnknownTopicException when a topic does not exist
+     */
+    public LoadReport loadWithReport(Collection<String> topics) {
+        String[] names = topicNames(topics);
+        Object[] r = call(h -> NativeBridge.load(h, group, names));
+        String[] topicOf = (String[]) r[0];
+        int[] partitions = (int[]) r[1];
+        String[] storedTexts = (String[]) r[4];
+        long[] earliest = (long[]) r[5];
+        long[] latest = (long[]) r[6];
+        long[] chosen = (long[]) r[7];
+        byte[] actions = (byte[]) r[8];
+        long[] lost = (long[]) r[9];
+        List<PartitionReport> reports = new ArrayList<>(topicOf.length);
+        for (int i = 0; i < topicOf.length; i++) {
+            reports.add(new PartitionReport(topicOf[i], partitions[i], stored(r, i),
+                    storedTexts[i], earliest[i], latest[i], chosen[i], Action.fromCode(actions[i]),
+                    lost[i]));
+        }
+        return new LoadReport(reports);
+    }
+
+    /**
+     * Commits a batch's {@code untilOffset}s (the next offsets to read), all or nothing. Empty
+     * input does nothing.
+     *
+     * @param ranges {@code ((HasOffsetRanges) rdd).offsetRanges()}
+     */
+    public CommitResult commit(OffsetRange[] ranges) {
+        require(ranges, "ranges");
+        String[] topics = new String[ranges.length];
+        int[] partitions = new int[ranges.length];
+        long[] offsets = new long[ranges.length];
+        for (int i = 0; i < ranges.length; i++) {
+            OffsetRange range = require(ranges[i], "ranges[" + i + "]");
+            topics[i] = range.topic();
+            partitions[i] = range.partition();
+            offsets[i] = range.untilOffset();
+        }
+        return commit(topics, partitions, offsets);
+    }
+
+    /**
+     * Commits next offsets to read, all or nothing. Empty input does nothing.
+     *
+     * @param offsets partition to the offset of the next record to read
+     */
+    public CommitResult commit(Map<TopicPartition, Long> offsets) {
+        require(offsets, "offsets");
+        String[] topics = new String[offsets.size()];
+        int[] partitions = new int[offsets.size()];
+        long[] values = new long[offsets.size()];
+        int i = 0;
+        for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+            TopicPartition tp = require(e.getKey(), "offsets key");
+            topics[i] = tp.topic();
+            partitions[i] = tp.partition();
+            values[i] = require(e.getValue(), "offsets value of " + tp);
+            i++;
+        }
+        return commit(topics, partitions, values);
+    }
+
+    private CommitResult commit(String[] topics, int[] partitions, long[] offsets) {
+        if (topics.length == 0) {
+            checkOpen();
+            return CommitResult.EMPTY;
+        }
+        long[] r = call(h -> NativeBridge.commit(h, group, topics, partitions, offsets));
+        return new CommitResult(r[0], r[1], r[2]);
+    }
+
+    /** The committed offset and the current range of every partition of the topics. */
+    public List<PartitionLag> lag(Collection<String> topics) {
+        String[] names = topicNames(topics);
+        Object[] r = call(h -> NativeBridge.inspect(h, group, names));
+        String[] topicOf = (String[]) r[0];
+        int[] partitions = (int[]) r[1];
+        long[] earliest = (long[]) r[5];
+        long[] latest = (long[]) r[6];
+        List<PartitionLag> lags = new ArrayList<>(topicOf.length);
+        for (int i = 0; i < topicOf.length; i++) {
+            lags.add(new PartitionLag(topicOf[i], partitions[i], stored(r, i), earliest[i],
+                    latest[i]));
+        }
+        return Collections.unmodifiableList(lags);
+    }
+
+    /**
+     * Decides where one partition starts, for offsets stored elsewhere: the same pure function
+     * {@link #loadWithReport} applies, without servers. A null policy takes the default
+     * ({@code EARLIEST}).
+     *
+     * @param stored the stored next offset to read, or null when none is stored
+     * @param earliest the partition's log start offset
+     * @param latest the partition's log end offset
+     * @throws PolicyViolationException when a {@code FAIL} policy applies
+     */
+    public static Decision validate(Long stored, long earliest, long latest, OnMissing onMissing,
+            OnBelowRange onBelowRange, OnAboveRange onAboveRange) {
+        NativeLibrary.load();
+        Object[] r = NativeBridge.validate(
+                new byte[] {stored == null ? STORED_MISSING : STORED_OFFSET},
+                new long[] {stored == null ? -1 : stored}, new long[] {earliest},
+                new long[] {latest}, nativeName(onMissing), nativeName(onBelowRange),
+                nativeName(onAboveRange));
+        return new Decision(((long[]) r[0])[0], Action.fromCode(((byte[]) r[1])[0]),
+                ((long[]) r[2])[0]);
+    }
+
+    /**
+     * Frees the native engine, once; waits for calls in flight. Later calls of this keeper throw
+     * {@link IllegalStateException}; closing again does nothing.
+     */
+    @Override
+    public void close() {
+        Lock write = lock.writeLock();
+        write.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (handle != 0) {
+                long h = handle;
+                handle = 0;
+                NativeBridge.close(h);
+            }
+        } finally {
+            write.unlock();
+        }
+    }
+
+    /** The configuration, with the values of secret Kafka parameters masked. */
+    @Override
+    public String toString() {
+        Map<String, String> shown = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : kafkaParams.entrySet()) {
+            shown.put(e.getKey(), isSecret(e.getKey()) ? "****" : e.getValue());
+        }
+        return "OffsetKeeper{zookeeper=" + zookeeper + ", group=" + group + ", basePath="
+                + basePath + ", kafkaParams=" + shown + ", onMissing=" + onMissing
+                + ", onBelowRange=" + onBelowRange + ", onAboveRange=" + onAboveRange
+                + ", sessionTimeoutMs=" + sessionTimeoutMs + ", zookeeperTimeoutMs="
+                + zookeeperTimeoutMs + ", kafkaTimeoutMs=" + kafkaTimeoutMs + "}";
+    }
+
+    /** A deserialized copy is a fresh keeper with the same configuration, not yet opened. */
+    private Object readResolve() {
+        return new OffsetKeeper(zookeeper, group, basePath, kafkaParams, onMissing, onBelowRange,
+                onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs, kafkaTimeoutMs);
+    }
+
+    private <T> T call(LongFunction<T> nativeCall) {
+        Lock read = lock.readLock();
+        read.lock();
+        try {
+            checkOpen();
+            return nativeCall.apply(handle());
+        } finally {
+            read.unlock();
+        }
+    }
+
+    /** The engine, opened by the first call. Caller holds the read lock. */
+    private long handle() {
+        synchronized (opening) {
+            if (handle == 0) {
+                NativeLibrary.load();
+                handle = NativeBridge.open(zookeeper, basePath, sessionTimeoutMs,
+                        zookeeperTimeoutMs, kafkaTimeoutMs,
+                        kafkaParams.keySet().toArray(new String[0]),
+                        kafkaParams.values().toArray(new String[0]), nativeName(onMissing),
+                        nativeName(onBelowRange), nativeName(onAboveRange));
+            }
+            return handle;
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this OffsetKeeper (group " + group + ") is closed");
+        }
+    }
+
+    /** Row i's stored offset, from the columns load and inspect results share. */
+    private static Long stored(Object[] r, int i) {
+        return ((byte[]) r[2])[i] == STORED_OFFSET ? ((long[]) r[3])[i] : null;
+    }
+
+    /** Null and emptiness only: the engine checks names and reports duplicates. */
+    private static String[] topicNames(Collection<String> topics) {
+        require(topics, "topics");
+        if (topics.isEmpty()) {
+            throw new IllegalArgumentException("topics is empty; give at least one topic");
+        }
+        String[] names = topics.toArray(new String[0]);
+        for (int i = 0; i < names.length; i++) {
+            require(names[i], "topics[" + i + "]");
+        }
+        return names;
+    }
+
+    private static String nativeName(Enum<?> policy) {
+        return policy == null ? null : policy.name().toLowerCase(Locale.ROOT);
+    }
+
+    private static boolean isSecret(String key) {
+        String lower = key.toLowerCase(Locale.ROOT);
+        for (String marker : SECRET_MARKERS) {
+            if (lower.contains(marker)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static <T> T require(T value, String name) {
+        if (value == null) {
+            throw new IllegalArgumentException(name + " is null");
+        }
+        return value;
+    }
+
+    private static String requireText(String value, String name) {
+        if (require(value, name).isEmpty()) {
+            throw new IllegalArgumentException(name + " is empty");
+        }
+        return value;
+    }
+
+    /**
+     * Configures an {@link OffsetKeeper}. Setters refuse null, except that a null policy means
+     * the default: {@code EARLIEST}, and for {@code onMissing} the {@code auto.offset.reset} of
+     * the Kafka parameters when set.
+     */
+    public static final class Builder {
+        private String zookeeper;
+        private String group;
+        private String basePath = DEFAULT_BASE_PATH;
+        private LinkedHashMap<String, String> kafkaParams;
+        private OnMissing onMissing;
+        private OnBelowRange onBelowRange;
+        private OnAboveRange onAboveRange;
+        // The engine's own defaults; the native side takes every timeout explicitly.
+        private int sessionTimeoutMs = 30_000;
+        private int zookeeperTimeoutMs = 10_000;
+        private int kafkaTimeoutMs = 10_000;
+
+        private Builder() {}
+
+        /** ZooKeeper's connect string, {@code host:port[,host:port...][/chroot]}. Required. */
+        public Builder zookeeper(String connect) {
+            this.zookeeper = requireText(connect, "zookeeper");
+            return this;
+        }
+
+        /** The consumer group; defaults to the Kafka parameters' {@code group.id}. */
+        public Builder group(String group) {
+            this.group = requireText(group, "group");
+            return this;
+        }
+
+        /**
+         * The Kafka parameters given to Spark; values are taken as {@code String.valueOf}.
+         * {@code bootstrap.servers} is required; security settings are passed on; keys with no
+         * meaning for offsetkeeper (deserializers and the like) are ignored. Required.
+         */
+        public Builder kafkaParams(Map<String, ?> params) {
+            require(params, "kafkaParams");
+            LinkedHashMap<String, String> copy = new LinkedHashMap<>();
+            for (Map.Entry<String, ?> e : params.entrySet()) {
+                String key = require(e.getKey(), "kafkaParams key");
+                copy.put(key, String.valueOf(require(e.getValue(), "kafkaParams value of " + key)));
+            }
+            this.kafkaParams = copy;
+            return this;
+        }
+
+        /** The ZooKeeper folder holding the groups; default {@value OffsetKeeper#DEFAULT_BASE_PATH}. */
+        public Builder basePath(String basePath) {
+            this.basePath = requireText(basePath, "basePath");
+            return this;
+        }
+
+        /** Where a partition with no usable stored offset starts; null for the default. */
+        public Builder onMissing(OnMissing policy) {
+            this.onMissing = policy;
+            return this;
+        }
+
+        /** What to do with a stored offset below the earliest; null for the default. */
+        public Builder onBelowRange(OnBelowRange policy) {
+            this.onBelowRange = policy;
+            return this;
+        }
+
+        /** What to do with a stored offset above the latest; null for the default. */
+        public Builder onAboveRange(OnAboveRange policy) {
+            this.onAboveRange = policy;
+            return this;
+        }
+
+        /** ZooKeeper's session timeout; default 30 s. */
+        public Builder sessionTimeout(Duration timeout) {
+            return sessionTimeout(millis(timeout, "sessionTimeout"));
+        }
+
+        /** ZooKeeper's session timeout in milliseconds. */
+        public Builder sessionTimeout(long millis) {
+            this.sessionTimeoutMs = checkMillis(millis, "sessionTimeout");
+            return this;
+        }
+
+        /** The bound on each ZooKeeper call, connecting included; default 10 s. */
+        public Builder zookeeperTimeout(Duration timeout) {
+            return zookeeperTimeout(millis(timeout, "zookeeperTimeout"));
+        }
+
+        /** The bound on each ZooKeeper call in milliseconds, connecting included. */
+        public Builder zookeeperTimeout(long millis) {
+            this.zookeeperTimeoutMs = checkMillis(millis, "zookeeperTimeout");
+            return this;
+        }
+
+        /** The bound on each Kafka request (metadata, list offsets); default 10 s. */
+        public Builder kafkaTimeout(Duration timeout) {
+            return kafkaTimeout(millis(timeout, "kafkaTimeout"));
+        }
+
+        /** The bound on each Kafka request in milliseconds. */
+        public Builder kafkaTimeout(long millis) {
+            this.kafkaTimeoutMs = checkMillis(millis, "kafkaTimeout");
+            return this;
+        }
+
+        /**
+         * The keeper. Servers are not contacted here: the engine opens on first use, and any
+         * configuration it refuses is reported then.
+         */
+        public OffsetKeeper build() {
+            if (zookeeper == null) {
+                throw new IllegalArgumentException("zookeeper is not set");
+            }
+            if (kafkaParams == null) {
+                throw new IllegalArgumentException("kafkaParams is not set");
+            }
+            String group = this.group;
+            if (group == null) {
+                group = kafkaParams.get("group.id");
+                if (group == null) {
+                    throw new IllegalArgumentException(
+                            "group is not set and kafkaParams has no group.id");
+                }
+                requireText(group, "group (kafkaParams group.id)");
+            }
+            return new OffsetKeeper(zookeeper, group, basePath, new LinkedHashMap<>(kafkaParams),
+                    onMissing, onBelowRange, onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs,
+                    kafkaTimeoutMs);
+        }
+
+        private static long millis(Duration timeout, String name) {
+            try {
+                return require(timeout, name).toMillis();
+            } catch (ArithmeticException e) {
+                return Long.MAX_VALUE; // refused by checkMillis with the value named
+            }
+        }
+
+        private static int checkMillis(long millis, String name) {
+            if (millis < 1 || millis > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(name + " of " + millis
+                        + " ms is out of range; allowed: 1.." + Integer.MAX_VALUE + " ms");
+            }
+            return (int) millis;
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.offsetkeeper.spark
+
+import io.offsetkeeper.{CommitResult, LoadReport, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing, PartitionLag}
+import org.apache.kafka.common.TopicPartition
+import org.apache.spark.streaming.kafka010.OffsetRange
+
+/**
+ * [[io.offsetkeeper.OffsetKeeper]] with Scala types, for Spark Streaming jobs:
+ * {{{
+ * val keeper = SparkOffsetKeeper("zk1:2181,zk2:2181", kafkaParams)
+ * val stream = KafkaUtils.createDirectStream[String, String](ssc, PreferConsistent,
+ *   ConsumerStrategies.Subscribe[String, String](topics, kafkaParams, keeper.load(topics)))
+ * stream.foreachRDD { rdd =>
+ *   val ranges = rdd.asInstanceOf[HasOffsetRanges].offsetRanges
+ *   // process the batch, then:
+ *   keeper.commit(ranges)
+ * }
+ * }}}
+ * Thread-safe and serializable (configuration only), like the keeper it wraps.
+ */
+final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable with Serializable {
+  if (keeper == null) throw new IllegalArgumentException("keeper is null")
+
+  /** The validated offsets of every partition of the topics, for `ConsumerStrategies.Subscribe`. */
+  def load(topics: Iterable[String]): Map[TopicPartition, Long] = {
+    val offsets = Map.newBuilder[TopicPartition, Long]
+    keeper.load(javaTopics(topics)).forEach((tp, offset) => offsets += tp -> offset.longValue)
+    offsets.result()
+  }
+
+  /** The same offsets with what was stored and why each was chosen; `toString` is a table. */
+  def loadWithReport(topics: Iterable[String]): LoadReport = keeper.loadWithReport(javaTopics(topics))
+
+  /** Commits the batch's `untilOffset`s, all or nothing; an empty array does nothing. */
+  def commit(ranges: Array[OffsetRange]): CommitResult = keeper.commit(ranges)
+
+  /** Committed offset, range and lag of every partition of the topics. */
+  def lag(topics: Iterable[String]): Seq[PartitionLag] = {
+    val lags = keeper.lag(javaTopics(topics))
+    List.tabulate(lags.size)(lags.get)
+  }
+
+  /** Frees the native engine; later calls throw `IllegalStateException`. */
+  override def close(): Unit = keeper.close()
+
+  override def toString: String = keeper.toString
+
+  // Copied by hand instead of with JavaConverters, so that this source compiles without
+  // deprecation warnings for Scala 2.12 and 2.13 alike. Null is passed on, for the keeper to
+  // name it in its IllegalArgumentException.
+  private def javaTopics(topics: Iterable[String]): java.util.Collection[String] =
+    if (topics == null) null
+    else {
+      val list = new java.util.ArrayList[String]
+      topics.foreach(list.add)
+      list
+    }
+}
+
+object SparkOffsetKeeper {
+
+  /**
+   * A keeper for the job's `kafkaParams` (the map given to Spark). Arguments left null take the
+   * defaults: the group is `group.id`, policies keep data (a partition with nothing stored
+   * follows `auto.offset.reset`), the base path is `/consumers`. For timeouts, build an
+   * [[io.offsetkeeper.OffsetKeeper]] and wrap it with the other `apply`.
+   */
+  def apply(
+      zookeeper: String,
+      kafkaParams: collection.Map[String, Any],
+      group: String = null,
+      onMissing: OnMissing = null,
+      onBelowRange: OnBelowRange = null,
+      onAboveRange: OnAboveRange = null,
+      basePath: String = null): SparkOffsetKeeper = {
+    val builder = OffsetKeeper
+      .builder()
+      .zookeeper(zookeeper)
+      .kafkaParams(javaParams(kafkaParams))
+      .onMissing(onMissing)
+      .onBelowRange(onBelowRange)
+      .onAboveRange(onAboveRange)
+    if (group != null) builder.group(group)
+    if (basePath != null) builder.basePath(basePath)
+    new SparkOffsetKeeper(builder.build())
+  }
+
+  def apply(keeper: OffsetKeeper): SparkOffsetKeeper = new SparkOffsetKeeper(keeper)
+
+  private def javaParams(params: collection.Map[String, Any]): java.util.Map[String, Any] =
+    if (params == null) null
+    else {
+      val map = new java.util.LinkedHashMap[String, Any]
+      params.foreach { case (key, value) => map.put(key, value) }
+      map
+    }
+}

@@ -1,0 +1,210 @@
+package io.offsetkeeper;
+
+import static io.offsetkeeper.TestCluster.tp;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.spark.streaming.kafka010.OffsetRange;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.junit.function.ThrowingRunnable;
+
+/**
+ * Every bad argument raises the stated exception, names what was wrong, and writes nothing.
+ * Java checks null and empty; names, negative numbers and duplicates are the engine's checks.
+ */
+public class BadArgumentsTest {
+    private static String topic;
+
+    @BeforeClass
+    public static void createTopic() throws Exception {
+        topic = TestCluster.createTopic(2);
+    }
+
+    private static void assertIllegal(String needle, ThrowingRunnable call) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+        assertTrue("'" + needle + "' not in: " + e.getMessage(), e.getMessage().contains(needle));
+    }
+
+    /** Commits in a fresh group, which must still have no node afterwards. */
+    private static void assertCommitRefused(String needle, Map<TopicPartition, Long> offsets)
+            throws Exception {
+        String group = TestCluster.unique("group");
+        try (OffsetKeeper keeper = TestCluster.keeper(group)) {
+            assertIllegal(needle, () -> keeper.commit(offsets));
+        }
+        assertFalse("nothing written for " + offsets, TestCluster.exists("/consumers/" + group));
+    }
+
+    @Test
+    public void builderRefusesNullAndEmpty() {
+        assertIllegal("zookeeper is null", () -> OffsetKeeper.builder().zookeeper(null));
+        assertIllegal("zookeeper is empty", () -> OffsetKeeper.builder().zookeeper(""));
+        assertIllegal("group is null", () -> OffsetKeeper.builder().group(null));
+        assertIllegal("group is empty", () -> OffsetKeeper.builder().group(""));
+        assertIllegal("basePath is null", () -> OffsetKeeper.builder().basePath(null));
+        assertIllegal("kafkaParams is null", () -> OffsetKeeper.builder().kafkaParams(null));
+        Map<String, Object> nullValue = new HashMap<>();
+        nullValue.put("bootstrap.servers", null);
+        assertIllegal("bootstrap.servers", () -> OffsetKeeper.builder().kafkaParams(nullValue));
+        assertIllegal("sessionTimeout", () -> OffsetKeeper.builder().sessionTimeout(0));
+        assertIllegal("zookeeperTimeout", () -> OffsetKeeper.builder().zookeeperTimeout(Duration.ofMillis(-5)));
+        assertIllegal("kafkaTimeout is null", () -> OffsetKeeper.builder().kafkaTimeout(null));
+        assertIllegal("kafkaTimeout", () -> OffsetKeeper.builder().kafkaTimeout(Duration.ofDays(365)));
+
+        assertIllegal("zookeeper is not set",
+                () -> OffsetKeeper.builder().kafkaParams(TestCluster.kafkaParams("g")).build());
+        assertIllegal("kafkaParams is not set", () -> OffsetKeeper.builder().zookeeper("zk:2181").build());
+        Map<String, Object> noGroup = TestCluster.kafkaParams("g");
+        noGroup.remove("group.id");
+        assertIllegal("no group.id",
+                () -> OffsetKeeper.builder().zookeeper("zk:2181").kafkaParams(noGroup).build());
+        assertIllegal("group.id", () -> OffsetKeeper.builder().zookeeper("zk:2181")
+                .kafkaParams(TestCluster.kafkaParams("")).build());
+    }
+
+    @Test
+    public void engineRefusesConfiguration() throws Exception {
+        try (OffsetKeeper keeper = TestCluster.keeperBuilder("g").basePath("consumers").build()) {
+            assertIllegal("consumers", () -> keeper.load(Collections.singleton(topic)));
+        }
+        Map<String, Object> params = TestCluster.kafkaParams("g");
+        params.remove("bootstrap.servers");
+        try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(TestCluster.zookeeper())
+                .kafkaParams(params).build()) {
+            assertIllegal("bootstrap.servers", () -> keeper.load(Collections.singleton(topic)));
+        }
+        params = TestCluster.kafkaParams("g");
+        params.put("auto.offset.reset", "sometimes");
+        try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(TestCluster.zookeeper())
+                .kafkaParams(params).build()) {
+            assertIllegal("sometimes", () -> keeper.load(Collections.singleton(topic)));
+        }
+    }
+
+    @Test
+    public void loadArguments() throws Exception {
+        String group = TestCluster.unique("group");
+        try (OffsetKeeper keeper = TestCluster.keeper(group)) {
+            assertIllegal("topics is null", () -> keeper.load(null));
+            assertIllegal("topics is empty", () -> keeper.load(Collections.<String>emptyList()));
+            assertIllegal("topics[1] is null", () -> keeper.load(Arrays.asList(topic, null)));
+            assertIllegal("a/b", () -> keeper.load(Arrays.asList(topic, "a/b")));
+            assertIllegal("..", () -> keeper.load(Collections.singleton("..")));
+            assertIllegal("topics is null", () -> keeper.lag(null));
+            assertIllegal("a/b", () -> keeper.lag(Collections.singleton("a/b")));
+        }
+        try (OffsetKeeper keeper = TestCluster.keeper("a/b")) {
+            assertIllegal("a/b", () -> keeper.load(Collections.singleton(topic)));
+        }
+        UnknownTopicException unknown;
+        try (OffsetKeeper keeper = TestCluster.keeper(group)) {
+            unknown = assertThrows(UnknownTopicException.class,
+                    () -> keeper.load(Collections.singleton("no-such-topic")));
+        }
+        assertTrue(unknown.getMessage(), unknown.getMessage().contains("no-such-topic"));
+        assertFalse(TestCluster.exists("/consumers/" + group));
+    }
+
+    @Test
+    public void commitArguments() throws Exception {
+        String group = TestCluster.unique("group");
+        try (OffsetKeeper keeper = TestCluster.keeper(group)) {
+            assertIllegal("offsets is null", () -> keeper.commit((Map<TopicPartition, Long>) null));
+            assertIllegal("ranges is null", () -> keeper.commit((OffsetRange[]) null));
+            assertIllegal("ranges[1] is null", () -> keeper.commit(
+                    new OffsetRange[] {OffsetRange.create(topic, 0, 0, 1), null}));
+            Map<TopicPartition, Long> nullValue = new HashMap<>();
+            nullValue.put(tp(topic, 0), null);
+            assertIllegal("offsets value of " + topic + "-0 is null", () -> keeper.commit(nullValue));
+            Map<TopicPartition, Long> nullKey = new HashMap<>();
+            nullKey.put(null, 1L);
+            assertIllegal("offsets key is null", () -> keeper.commit(nullKey));
+            // Two ranges of one partition, as no Map can hold them.
+            assertIllegal("appears twice", () -> keeper.commit(new OffsetRange[] {
+                OffsetRange.create(topic, 0, 0, 1), OffsetRange.create(topic, 0, 1, 2)}));
+        }
+        assertFalse(TestCluster.exists("/consumers/" + group));
+
+        assertCommitRefused("-1", batch(tp(topic, 0), 5L, tp(topic, 1), -1L));
+        assertCommitRefused("partition -3", batch(tp(topic, 0), 5L, tp(topic, -3), 1L));
+        assertCommitRefused("a/b", batch(tp(topic, 0), 5L, tp("a/b", 0), 1L));
+        assertCommitRefused("length 0", batch(tp(topic, 0), 5L, tp("", 0), 1L));
+        try (OffsetKeeper keeper = TestCluster.keeper("a/b")) {
+            assertIllegal("a/b", () -> keeper.commit(batch(tp(topic, 0), 5L, tp(topic, 1), 1L)));
+        }
+        assertFalse(TestCluster.exists("/consumers/a"));
+    }
+
+    @Test
+    public void closedKeeper() throws Exception {
+        String group = TestCluster.unique("group");
+        OffsetKeeper keeper = TestCluster.keeper(group);
+        keeper.load(Collections.singleton(topic));
+        keeper.close();
+        keeper.close(); // harmless
+        List<ThrowingRunnable> calls = Arrays.asList(
+                () -> keeper.load(Collections.singleton(topic)),
+                () -> keeper.loadWithReport(Collections.singleton(topic)),
+                () -> keeper.lag(Collections.singleton(topic)),
+                () -> keeper.commit(Collections.singletonMap(tp(topic, 0), 1L)),
+                () -> keeper.commit(new OffsetRange[0]));
+        for (ThrowingRunnable call : calls) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, call);
+            assertTrue(e.getMessage(), e.getMessage().contains("closed"));
+        }
+        assertFalse(TestCluster.exists("/consumers/" + group));
+
+        OffsetKeeper neverUsed = TestCluster.keeper(group);
+        neverUsed.close();
+        assertThrows(IllegalStateException.class, () -> neverUsed.load(Collections.singleton(topic)));
+    }
+
+    @Test
+    public void unreachableZooKeeper() throws Exception {
+        // Nothing listens on port 1 of the loopback address.
+        try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper("127.0.0.1:1")
+                .kafkaParams(TestCluster.kafkaParams("g")).zookeeperTimeout(Duration.ofSeconds(2))
+                .build()) {
+            OffsetKeeperException e = assertThrows(OffsetKeeperException.class,
+                    () -> keeper.commit(Collections.singletonMap(tp(topic, 0), 1L)));
+            assertTrue(e.getClass().getName() + ": " + e.getMessage(),
+                    e instanceof ZooKeeperException || e instanceof ServerTimeoutException);
+        }
+    }
+
+    private static Map<TopicPartition, Long> batch(TopicPartition a, Long offsetA, TopicPartition b,
+            Long offsetB) {
+        Map<TopicPartition, Long> batch = new LinkedHashMap<>();
+        batch.put(a, offsetA);
+        batch.put(b, offsetB);
+        return batch;
+    }
+
+    @Test
+    public void secretsAreNotShown() {
+        Map<String, Object> params = TestCluster.kafkaParams("g");
+        params.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule"
+                + " required username=\"u\" password=\"hunter2\";");
+        params.put("ssl.key.password", "s3cret-key");
+        params.put("ssl.keystore.password", "s3cret-store");
+        params.put("sasl.kerberos.keytab", "/etc/secret.keytab");
+        String shown = OffsetKeeper.builder().zookeeper("zk:2181").kafkaParams(params).build().toString();
+        for (String secret : new String[] {"hunter2", "s3cret-key", "s3cret-store", "secret.keytab"}) {
+            assertFalse(shown, shown.contains(secret));
+        }
+        assertTrue(shown, shown.contains("sasl.jaas.config=****"));
+        assertTrue(shown, shown.contains("bootstrap.servers=" + TestCluster.bootstrap()));
+        assertEquals("g", OffsetKeeper.builder().zookeeper("zk:2181").kafkaParams(params).build().group());
+    }
+}

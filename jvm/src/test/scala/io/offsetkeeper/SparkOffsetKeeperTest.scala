@@ -1,0 +1,73 @@
+package io.offsetkeeper
+
+import io.offsetkeeper.spark.SparkOffsetKeeper
+import org.apache.kafka.common.TopicPartition
+import org.apache.kafka.common.serialization.StringDeserializer
+import org.apache.spark.streaming.kafka010.{ConsumerStrategies, ConsumerStrategy, OffsetRange}
+import org.junit.Assert.{assertEquals, assertThrows, assertTrue}
+import org.junit.Test
+
+/** The Scala facade, used the way a Spark job in Scala uses it. */
+class SparkOffsetKeeperTest {
+
+  private def kafkaParams(group: String): Map[String, Object] = Map(
+    "bootstrap.servers" -> TestCluster.bootstrap(),
+    "group.id" -> group,
+    "key.deserializer" -> classOf[StringDeserializer],
+    "value.deserializer" -> classOf[StringDeserializer],
+    "enable.auto.commit" -> java.lang.Boolean.FALSE)
+
+  /** Compiles only if load's result fits Subscribe; never called, Spark is not on the class path. */
+  def subscribe(keeper: SparkOffsetKeeper, topics: Seq[String], params: Map[String, Object]): ConsumerStrategy[String, String] =
+    ConsumerStrategies.Subscribe[String, String](topics, params, keeper.load(topics))
+
+  @Test def loadCommitLoad(): Unit = {
+    val topic = TestCluster.createTopic(2)
+    TestCluster.produce(topic, 0, 10)
+    val group = TestCluster.unique("group")
+    val (p0, p1) = (new TopicPartition(topic, 0), new TopicPartition(topic, 1))
+    val keeper = SparkOffsetKeeper(TestCluster.zookeeper(), kafkaParams(group))
+    try {
+      assertEquals(Map(p0 -> 0L, p1 -> 0L), keeper.load(Seq(topic)))
+      val ranges = Array(OffsetRange.create(topic, 0, 0, 7), OffsetRange.create(topic, 1, 0, 0))
+      assertEquals(2L, keeper.commit(ranges).written)
+      assertEquals("7", TestCluster.readOffset(group, topic, 0))
+      assertEquals(Map(p0 -> 7L, p1 -> 0L), keeper.load(List(topic)))
+      assertEquals(List(3L, 0L), keeper.lag(Set(topic)).map(_.lag))
+      assertEquals(0L, keeper.commit(Array.empty[OffsetRange]).written)
+
+      val copy = SerializationTest.roundTrip(keeper)
+      try assertEquals(Map(p0 -> 7L, p1 -> 0L), copy.load(Seq(topic)))
+      finally copy.close()
+    } finally keeper.close()
+    assertThrows(classOf[IllegalStateException], () => keeper.load(Seq(topic)))
+  }
+
+  @Test def namedArguments(): Unit = {
+    val topic = TestCluster.createTopic(1)
+    TestCluster.produce(topic, 0, 4)
+    val keeper = SparkOffsetKeeper(TestCluster.zookeeper(), kafkaParams("unused"),
+      group = TestCluster.unique("group"), onMissing = OnMissing.LATEST)
+    try {
+      val report = keeper.loadWithReport(Seq(topic))
+      assertEquals(4L, report.partitions.get(0).chosen)
+      assertEquals(Action.INITIALIZED, report.partitions.get(0).action)
+    } finally keeper.close()
+  }
+
+  @Test def badArguments(): Unit = {
+    def illegal(needle: String)(call: => Any): Unit = {
+      val e = assertThrows(classOf[IllegalArgumentException], () => call)
+      assertTrue(e.getMessage, e.getMessage.contains(needle))
+    }
+    illegal("zookeeper is null")(SparkOffsetKeeper(null, kafkaParams("g")))
+    illegal("kafkaParams is null")(SparkOffsetKeeper("zk:2181", null))
+    illegal("keeper is null")(SparkOffsetKeeper(null: OffsetKeeper))
+    val keeper = SparkOffsetKeeper(TestCluster.zookeeper(), kafkaParams(TestCluster.unique("group")))
+    try {
+      illegal("topics is null")(keeper.load(null))
+      illegal("ranges is null")(keeper.commit(null))
+      illegal("a/b")(keeper.load(Seq("a/b")))
+    } finally keeper.close()
+  }
+}
