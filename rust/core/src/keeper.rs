@@ -141,8 +141,9 @@ pub struct CommitSummary {
 
 /// Loads, validates and commits offsets for any number of groups and topics.
 pub struct OffsetKeeper {
-    store: ZkStore,
-    brokers: Brokers,
+    pub(crate) store: ZkStore,
+    /// `None` for a keeper opened for ZooKeeper-only work.
+    brokers: Option<Brokers>,
     policy: Policy,
 }
 
@@ -151,8 +152,28 @@ impl OffsetKeeper {
     pub fn open(config: KeeperConfig) -> Result<OffsetKeeper> {
         Ok(OffsetKeeper {
             store: ZkStore::new(config.zookeeper)?,
-            brokers: Brokers::new(config.kafka, config.kafka_timeout)?,
+            brokers: Some(Brokers::new(config.kafka, config.kafka_timeout)?),
             policy: config.policy,
+        })
+    }
+
+    /// A keeper for the operations that touch ZooKeeper only: listing groups, reading,
+    /// committing, exporting and deleting stored offsets. Operations that ask the brokers fail
+    /// with [`Error::InvalidArgument`].
+    pub fn open_zookeeper_only(zookeeper: ZkConfig) -> Result<OffsetKeeper> {
+        Ok(OffsetKeeper {
+            store: ZkStore::new(zookeeper)?,
+            brokers: None,
+            policy: Policy::default(),
+        })
+    }
+
+    /// The Kafka client, or an error when this keeper was opened without Kafka.
+    pub(crate) fn brokers(&self) -> Result<&Brokers> {
+        self.brokers.as_ref().ok_or_else(|| {
+            Error::invalid(
+                "this operation reads the Kafka brokers, but no bootstrap.servers was given",
+            )
         })
     }
 
@@ -180,7 +201,8 @@ impl OffsetKeeper {
             .cloned()
             .collect();
 
-        let partitions = self.brokers.partitions(&topics)?;
+        let brokers = self.brokers()?;
+        let partitions = brokers.partitions(&topics)?;
         let layout = GroupLayout {
             base_path: &self.store.config().base_path,
             group,
@@ -191,7 +213,7 @@ impl OffsetKeeper {
             .collect();
         // ZooKeeper and Kafka are asked at the same time.
         let (stored, ranges) = std::thread::scope(|scope| {
-            let ranges = scope.spawn(|| self.brokers.ranges(&partitions));
+            let ranges = scope.spawn(|| brokers.ranges(&partitions));
             let stored = runtime().and_then(|rt| rt.block_on(self.store.read(&paths)));
             let ranges = ranges
                 .join()
@@ -337,7 +359,7 @@ impl OffsetKeeper {
 }
 
 /// Refuses illegal names, negative partitions or offsets and duplicate partitions.
-fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
+pub(crate) fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
     check_name("group", group)?;
     let mut seen: HashMap<&TopicPartition, i64> = HashMap::with_capacity(offsets.len());
     for (tp, offset) in offsets {

@@ -3,6 +3,7 @@
 //!
 //! The engine has no JNI in it; the JNI bridge, the CLI and the tests all drive [`OffsetKeeper`].
 
+mod admin;
 pub mod error;
 pub mod kafka;
 mod keeper;
@@ -13,6 +14,7 @@ pub mod zookeeper;
 
 use std::fmt;
 
+pub use admin::{GroupSummary, Surveyed};
 pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
 pub use keeper::{CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, PartitionReport};

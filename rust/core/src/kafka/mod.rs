@@ -3,15 +3,16 @@
 
 pub mod params;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::{Offset, TopicPartitionList};
 
 use crate::error::{Error, Result};
+use crate::names::check_name;
 use crate::validate::PartitionRange;
 use crate::TopicPartition;
 pub use params::KafkaSettings;
@@ -31,16 +32,7 @@ impl Brokers {
                 "Kafka request timeout is 0 ms; allowed: 1 ms or more",
             ));
         }
-        let mut config = ClientConfig::new();
-        for (key, value) in &settings.settings {
-            config.set(key, value);
-        }
-        let consumer: BaseConsumer = config.create().map_err(|err| {
-            Error::invalid(format!(
-                "Kafka client settings were refused: {}",
-                settings.redact(&err.to_string())
-            ))
-        })?;
+        let consumer = create_consumer(&settings, None)?;
         Ok(Brokers {
             consumer,
             settings,
@@ -55,6 +47,27 @@ impl Brokers {
     /// The partitions of each topic, from broker metadata, in the order asked. An unknown topic
     /// is an error naming it.
     pub fn partitions(&self, topics: &[String]) -> Result<Vec<TopicPartition>> {
+        let known = self.topic_partitions(topics)?;
+        let mut partitions = Vec::new();
+        for topic in topics {
+            let ids = known
+                .get(topic.as_str())
+                .cloned()
+                .ok_or_else(|| Error::UnknownTopic {
+                    topic: topic.clone(),
+                    bootstrap: self.settings.bootstrap.clone(),
+                })?;
+            partitions.extend(
+                ids.into_iter()
+                    .map(|partition| TopicPartition::new(topic, partition)),
+            );
+        }
+        Ok(partitions)
+    }
+
+    /// The sorted partition ids of those of the topics that exist; topics the brokers do not
+    /// have are left out.
+    pub fn topic_partitions(&self, topics: &[String]) -> Result<BTreeMap<String, Vec<i32>>> {
         // One request either way: a single topic's metadata, or the whole cluster's for several.
         let only = match topics {
             [topic] => Some(topic.as_str()),
@@ -64,24 +77,37 @@ impl Brokers {
             .consumer
             .fetch_metadata(only, self.timeout)
             .map_err(|err| self.error("metadata request", err))?;
-        let known: HashMap<&str, _> = metadata.topics().iter().map(|t| (t.name(), t)).collect();
-        let mut partitions = Vec::new();
-        for topic in topics {
-            let found = known
-                .get(topic.as_str())
-                .filter(|meta| meta.error().is_none() && !meta.partitions().is_empty())
-                .ok_or_else(|| Error::UnknownTopic {
-                    topic: topic.clone(),
-                    bootstrap: self.settings.bootstrap.clone(),
-                })?;
-            let mut ids: Vec<i32> = found.partitions().iter().map(|p| p.id()).collect();
+        let asked: HashSet<&str> = topics.iter().map(String::as_str).collect();
+        let mut found = BTreeMap::new();
+        for meta in metadata.topics() {
+            if !asked.contains(meta.name())
+                || meta.error().is_some()
+                || meta.partitions().is_empty()
+            {
+                continue;
+            }
+            let mut ids: Vec<i32> = meta.partitions().iter().map(|p| p.id()).collect();
             ids.sort_unstable();
-            partitions.extend(
-                ids.into_iter()
-                    .map(|partition| TopicPartition::new(topic, partition)),
-            );
+            found.insert(meta.name().to_string(), ids);
         }
-        Ok(partitions)
+        Ok(found)
+    }
+
+    /// Every topic of the cluster except Kafka's internal ones (`__consumer_offsets`, ...),
+    /// sorted.
+    pub fn topics(&self) -> Result<Vec<String>> {
+        let metadata = self
+            .consumer
+            .fetch_metadata(None, self.timeout)
+            .map_err(|err| self.error("metadata request", err))?;
+        let mut topics: Vec<String> = metadata
+            .topics()
+            .iter()
+            .filter(|t| t.error().is_none() && !t.name().starts_with("__"))
+            .map(|t| t.name().to_string())
+            .collect();
+        topics.sort_unstable();
+        Ok(topics)
     }
 
     /// Earliest and latest offsets of the partitions: one ListOffsets request per leader for
@@ -113,15 +139,65 @@ impl Brokers {
             .collect()
     }
 
+    /// For each partition, the earliest offset whose record timestamp is at or after
+    /// `timestamp_ms` (milliseconds since the epoch), or `None` when no record is that recent.
+    /// One ListOffsets request per leader.
+    pub fn offsets_for_timestamp(
+        &self,
+        partitions: &[TopicPartition],
+        timestamp_ms: i64,
+    ) -> Result<HashMap<TopicPartition, Option<i64>>> {
+        if timestamp_ms < 0 {
+            return Err(Error::invalid(format!(
+                "timestamp {timestamp_ms} ms is before 1970; allowed: 0 or more"
+            )));
+        }
+        if partitions.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let reply = self.list_offsets_raw(partitions, Offset::Offset(timestamp_ms))?;
+        reply
+            .into_iter()
+            .map(|(tp, offset)| match offset {
+                Offset::Offset(offset) if offset >= 0 => Ok((tp, Some(offset))),
+                Offset::End => Ok((tp, None)),
+                other => Err(Error::Kafka {
+                    operation: "list offsets for a timestamp",
+                    bootstrap: self.settings.bootstrap.clone(),
+                    message: format!("{tp} answered no offset ({other:?})"),
+                }),
+            })
+            .collect()
+    }
+
     fn list_offsets(
         &self,
         partitions: &[TopicPartition],
         side: Offset,
     ) -> Result<HashMap<TopicPartition, i64>> {
+        self.list_offsets_raw(partitions, side)?
+            .into_iter()
+            .map(|(tp, offset)| match offset {
+                Offset::Offset(offset) if offset >= 0 => Ok((tp, offset)),
+                other => Err(Error::Kafka {
+                    operation: "list offsets",
+                    bootstrap: self.settings.bootstrap.clone(),
+                    message: format!("{tp} answered no offset ({other:?})"),
+                }),
+            })
+            .collect()
+    }
+
+    /// One `offsets_for_times` call: `query` is `Beginning`, `End` or a timestamp.
+    fn list_offsets_raw(
+        &self,
+        partitions: &[TopicPartition],
+        query: Offset,
+    ) -> Result<Vec<(TopicPartition, Offset)>> {
         let mut request = TopicPartitionList::with_capacity(partitions.len());
         for tp in partitions {
             request
-                .add_partition_offset(&tp.topic, tp.partition, side)
+                .add_partition_offset(&tp.topic, tp.partition, query)
                 .map_err(|err| self.error("list offsets", err))?;
         }
         let reply = self
@@ -133,19 +209,88 @@ impl Brokers {
             .iter()
             .map(|element| {
                 let tp = TopicPartition::new(element.topic(), element.partition());
-                if let Err(err) = element.error() {
-                    return Err(self.error_at("list offsets", &tp, err));
-                }
-                match element.offset() {
-                    Offset::Offset(offset) if offset >= 0 => Ok((tp, offset)),
-                    other => Err(Error::Kafka {
-                        operation: "list offsets",
-                        bootstrap: self.settings.bootstrap.clone(),
-                        message: format!("{tp} answered no offset ({other:?})"),
-                    }),
+                match element.error() {
+                    Err(err) => Err(self.error_at("list offsets", &tp, err)),
+                    Ok(()) => Ok((tp, element.offset())),
                 }
             })
             .collect()
+    }
+
+    /// The offsets a Kafka consumer group committed (`__consumer_offsets`) for the partitions;
+    /// `None` where it committed none.
+    pub fn group_offsets(
+        &self,
+        group: &str,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<i64>)>> {
+        check_name("group", group)?;
+        if partitions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let consumer = create_consumer(&self.settings, Some(group))?;
+        let mut request = TopicPartitionList::with_capacity(partitions.len());
+        for tp in partitions {
+            request.add_partition(&tp.topic, tp.partition);
+        }
+        let reply = consumer
+            .committed_offsets(request, self.timeout)
+            .map_err(|err| self.error("fetch group offsets", err))?;
+        let mut committed: HashMap<TopicPartition, Option<i64>> = HashMap::new();
+        for element in reply.elements() {
+            let tp = TopicPartition::new(element.topic(), element.partition());
+            if let Err(err) = element.error() {
+                return Err(self.error_at("fetch group offsets", &tp, err));
+            }
+            let offset = match element.offset() {
+                Offset::Offset(offset) if offset >= 0 => Some(offset),
+                _ => None,
+            };
+            committed.insert(tp, offset);
+        }
+        Ok(partitions
+            .iter()
+            .map(|tp| (tp.clone(), committed.get(tp).copied().flatten()))
+            .collect())
+    }
+
+    /// Commits offsets for a Kafka consumer group, as a consumer outside the group does. The
+    /// brokers accept it only while the group has no active member, so that is checked first.
+    pub fn commit_group_offsets(
+        &self,
+        group: &str,
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<()> {
+        check_name("group", group)?;
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        let consumer = create_consumer(&self.settings, Some(group))?;
+        let groups = consumer
+            .fetch_group_list(Some(group), self.timeout)
+            .map_err(|err| self.error("describe group", err))?;
+        if let Some(info) = groups.groups().iter().find(|g| g.name() == group) {
+            if !info.members().is_empty() {
+                return Err(Error::Kafka {
+                    operation: "commit group offsets",
+                    bootstrap: self.settings.bootstrap.clone(),
+                    message: format!(
+                        "group '{group}' has {} active member(s) (state {}); stop its consumers first",
+                        info.members().len(),
+                        info.state()
+                    ),
+                });
+            }
+        }
+        let mut request = TopicPartitionList::with_capacity(offsets.len());
+        for (tp, offset) in offsets {
+            request
+                .add_partition_offset(&tp.topic, tp.partition, Offset::Offset(*offset))
+                .map_err(|err| self.error("commit group offsets", err))?;
+        }
+        consumer
+            .commit(&request, CommitMode::Sync)
+            .map_err(|err| self.error("commit group offsets", err))
     }
 
     fn error(&self, operation: &'static str, err: KafkaError) -> Error {
@@ -177,4 +322,22 @@ impl Brokers {
             other => other,
         }
     }
+}
+
+/// A consumer with the user's settings that never subscribes; with `group`, it can read and
+/// commit that group's offsets.
+fn create_consumer(settings: &KafkaSettings, group: Option<&str>) -> Result<BaseConsumer> {
+    let mut config = ClientConfig::new();
+    for (key, value) in &settings.settings {
+        config.set(key, value);
+    }
+    if let Some(group) = group {
+        config.set("group.id", group);
+    }
+    config.create().map_err(|err| {
+        Error::invalid(format!(
+            "Kafka client settings were refused: {}",
+            settings.redact(&err.to_string())
+        ))
+    })
 }

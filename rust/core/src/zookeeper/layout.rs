@@ -12,6 +12,11 @@ pub struct GroupLayout<'a> {
 }
 
 impl GroupLayout<'_> {
+    /// `<base>/<group>/offsets`
+    pub fn offsets_dir(&self) -> String {
+        format!("{}/{}/offsets", self.base_path, self.group)
+    }
+
     /// `<base>/<group>/offsets/<topic>`
     pub fn topic_dir(&self, topic: &str) -> String {
         format!("{}/{}/offsets/{topic}", self.base_path, self.group)
@@ -28,7 +33,7 @@ impl GroupLayout<'_> {
     /// The folders above every topic folder, outermost first: each segment of the base path,
     /// then `<base>/<group>` and `<base>/<group>/offsets`.
     pub fn group_dirs(&self) -> Vec<String> {
-        let offsets_dir = format!("{}/{}/offsets", self.base_path, self.group);
+        let offsets_dir = self.offsets_dir();
         let mut dirs: Vec<String> = offsets_dir
             .match_indices('/')
             .skip(1)
@@ -37,6 +42,34 @@ impl GroupLayout<'_> {
         dirs.push(offsets_dir);
         dirs
     }
+}
+
+/// An offset path split into its parts: the inverse of [`GroupLayout::offset_path`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetPath {
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+}
+
+/// Splits `<base>/<group>/offsets/<topic>/<partition>` under `base_path`. `None` when the path
+/// is not an offset path under that base; names are not checked here.
+pub fn parse_offset_path(base_path: &str, path: &str) -> Option<OffsetPath> {
+    let rest = path.strip_prefix(base_path)?.strip_prefix('/')?;
+    let mut parts = rest.split('/');
+    let (group, offsets, topic, partition) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || offsets != "offsets" || group.is_empty() || topic.is_empty() {
+        return None;
+    }
+    if !partition.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(OffsetPath {
+        group: group.to_string(),
+        topic: topic.to_string(),
+        partition: partition.parse().ok()?,
+    })
 }
 
 /// The value written for an offset: bare decimal ASCII.
@@ -75,6 +108,36 @@ mod tests {
             layout.group_dirs(),
             ["/a", "/a/b", "/a/b/g", "/a/b/g/offsets"]
         );
+    }
+
+    #[test]
+    fn offset_paths_parse_back_into_their_parts() {
+        let layout = GroupLayout {
+            base_path: "/a/b",
+            group: "g.1",
+        };
+        let path = layout.offset_path("orders", 12);
+        assert_eq!(
+            parse_offset_path("/a/b", &path),
+            Some(OffsetPath {
+                group: "g.1".into(),
+                topic: "orders".into(),
+                partition: 12
+            })
+        );
+        for bad in [
+            "/consumers/g/offsets/t/0",
+            "/a/b/g/offsets/t",
+            "/a/b/g/owners/t/0",
+            "/a/b/g/offsets/t/0/x",
+            "/a/b/g/offsets/t/-1",
+            "/a/b/g/offsets/t/+1",
+            "/a/b/g/offsets/t/99999999999",
+            "/a/bc/g/offsets/t/0",
+            "/a/b//offsets/t/0",
+        ] {
+            assert_eq!(parse_offset_path("/a/b", bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -54,17 +54,20 @@ pub enum ReadMode {
     Pipelined,
 }
 
-/// One write of a multi.
+/// One write of a multi. `Delete` removes a node that has no children, whatever its version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOp {
     Create { path: String, data: Vec<u8> },
     SetData { path: String, data: Vec<u8> },
+    Delete { path: String },
 }
 
 impl WriteOp {
     pub fn path(&self) -> &str {
         match self {
-            WriteOp::Create { path, .. } | WriteOp::SetData { path, .. } => path,
+            WriteOp::Create { path, .. }
+            | WriteOp::SetData { path, .. }
+            | WriteOp::Delete { path } => path,
         }
     }
 
@@ -73,6 +76,7 @@ impl WriteOp {
             WriteOp::Create { path, data } | WriteOp::SetData { path, data } => {
                 path.len() + data.len() + OP_OVERHEAD_BYTES
             }
+            WriteOp::Delete { path } => path.len() + OP_OVERHEAD_BYTES,
         }
     }
 }
@@ -220,6 +224,7 @@ impl ZkStore {
                             WriteOp::SetData { path, data } => {
                                 writer.add_set_data(path, data, None)?
                             }
+                            WriteOp::Delete { path } => writer.add_delete(path, None)?,
                         }
                     }
                     Ok(writer.commit().await)

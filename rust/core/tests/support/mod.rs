@@ -13,6 +13,7 @@ use once_cell::sync::Lazy;
 use rdkafka::admin::{AdminClient, AdminOptions, NewPartitions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::runtime::Runtime;
@@ -239,13 +240,26 @@ impl Kafka {
     /// Produces `count` records to one partition and waits until they are acknowledged.
     /// A new producer each time, so partitions added since are known to it.
     pub fn produce(&self, topic: &str, partition: i32, count: usize) {
+        self.send_all(topic, partition, (0..count).map(|_| None));
+    }
+
+    /// Produces one record per timestamp (milliseconds since the epoch, as the record's
+    /// CreateTime) to one partition, in order, and waits until they are acknowledged.
+    pub fn produce_at(&self, topic: &str, partition: i32, timestamps: &[i64]) {
+        self.send_all(topic, partition, timestamps.iter().map(|t| Some(*t)));
+    }
+
+    fn send_all(&self, topic: &str, partition: i32, timestamps: impl Iterator<Item = Option<i64>>) {
         let producer: BaseProducer = self.config.create().expect("producer");
         let deadline = Instant::now() + ADMIN_TIMEOUT;
-        for i in 0..count {
+        for (i, timestamp) in timestamps.enumerate() {
             let payload = format!("record-{i}");
             let mut record = BaseRecord::<(), String>::to(topic)
                 .partition(partition)
                 .payload(&payload);
+            if let Some(timestamp) = timestamp {
+                record = record.timestamp(timestamp);
+            }
             loop {
                 match producer.send(record) {
                     Ok(()) => break,
@@ -261,6 +275,52 @@ impl Kafka {
             }
         }
         producer.flush(ADMIN_TIMEOUT).expect("flush producer");
+    }
+
+    /// The offsets a Kafka consumer group committed for the partitions of a topic; `None` where
+    /// it committed none.
+    pub fn group_offsets(&self, group: &str, topic: &str, partitions: &[i32]) -> Vec<Option<i64>> {
+        let consumer = self.group_consumer(group);
+        let mut list = TopicPartitionList::new();
+        for partition in partitions {
+            list.add_partition(topic, *partition);
+        }
+        let committed = consumer
+            .committed_offsets(list, ADMIN_TIMEOUT)
+            .expect("committed offsets");
+        partitions
+            .iter()
+            .map(|partition| {
+                match committed
+                    .find_partition(topic, *partition)
+                    .map(|e| e.offset())
+                {
+                    Some(Offset::Offset(offset)) => Some(offset),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// Commits offsets for a Kafka consumer group, as a consumer outside the group.
+    pub fn commit_group(&self, group: &str, topic: &str, offsets: &[(i32, i64)]) {
+        let consumer = self.group_consumer(group);
+        let mut list = TopicPartitionList::new();
+        for (partition, offset) in offsets {
+            list.add_partition_offset(topic, *partition, Offset::Offset(*offset))
+                .expect("partition list");
+        }
+        consumer
+            .commit(&list, CommitMode::Sync)
+            .expect("commit group offsets");
+    }
+
+    fn group_consumer(&self, group: &str) -> BaseConsumer {
+        let mut config = self.config.clone();
+        config
+            .set("group.id", group)
+            .set("enable.auto.commit", "false");
+        config.create().expect("group consumer")
     }
 
     pub fn partition_count(&self, topic: &str) -> usize {

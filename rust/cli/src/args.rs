@@ -1,0 +1,516 @@
+//! The command line: options every subcommand shares, the subcommands and their checks.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use clap::{ArgGroup, Args, Parser, Subcommand};
+use offsetkeeper::names::{check_name, check_partition};
+use offsetkeeper::{OnAboveRange, OnBelowRange, OnMissing};
+
+use crate::datetime::{parse_datetime, parse_duration};
+use crate::files::OffsetFormat;
+use crate::output::Format;
+use crate::reason;
+
+const ABOUT: &str =
+    "Describe, reset, export, import, delete and migrate the Kafka offsets that Spark \
+Streaming jobs keep in ZooKeeper under <base-path>/<group>/offsets/<topic>/<partition>";
+
+const EXAMPLES: &str = "\
+Examples:
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --all-topics
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job reset --topic orders --to-datetime 2024-05-01T12:00:00Z
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job reset --topic orders --to-datetime 2024-05-01T12:00:00Z --execute
+
+Commands that change offsets are dry runs unless given --execute. Stop the job first: a running
+job commits over whatever was written. Exit status: 0 on success, 1 when an operation fails,
+2 for a bad command line.";
+
+#[derive(Debug, Parser)]
+#[command(name = "offsetkeeper", version, about = ABOUT, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub connection: Connection,
+
+    /// More log output on stderr: -v info, -vv debug, -vvv trace (RUST_LOG overrides)
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand takes, before or after its name.
+#[derive(Debug, Args)]
+pub struct Connection {
+    /// ZooKeeper connect string, with an optional chroot (or zookeeper.connect in --command-config)
+    #[arg(long, global = true, value_name = "HOST:PORT[,...][/CHROOT]")]
+    pub zookeeper: Option<String>,
+
+    /// Kafka brokers (or bootstrap.servers in --command-config); describe, reset and migrate need them
+    #[arg(long, global = true, value_name = "HOST:PORT[,...]")]
+    pub bootstrap_servers: Option<String>,
+
+    /// Java properties file of Kafka client settings (security.protocol, sasl.*, ssl.*, ...)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub command_config: Option<PathBuf>,
+
+    /// The consumer group whose offsets to work on
+    #[arg(long, global = true, value_name = "GROUP")]
+    pub group: Option<String>,
+
+    /// ZooKeeper folder holding the groups
+    #[arg(long, global = true, value_name = "PATH", default_value = "/consumers")]
+    pub base_path: String,
+
+    /// Bound on each ZooKeeper and Kafka request, in milliseconds
+    #[arg(long, global = true, value_name = "MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show each partition's stored offset, log start and end, lag and status
+    #[command(after_help = "\
+Statuses: ok, below range (retention purged it), above range (topic re-created), missing,
+corrupt, partition gone. LAG is LOG-END-OFFSET minus CURRENT-OFFSET.
+
+Example:
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --topic orders --format json")]
+    Describe(DescribeArgs),
+
+    /// List the groups that have offsets under the base path, with their topic count
+    #[command(after_help = "Example:\n  offsetkeeper --zookeeper zk:2181 list-groups")]
+    ListGroups(ListGroupsArgs),
+
+    /// Move stored offsets (a dry run unless --execute); targets are clamped into [log start, log end]
+    #[command(after_help = "\
+Exactly one of --to-earliest, --to-latest, --to-offset, --shift-by, --to-datetime, --by-duration,
+--from-file, --to-valid. The plan shows CURRENT-OFFSET, NEW-OFFSET and DELTA per partition;
+--execute writes it in one atomic ZooKeeper multi. --export prints the plan as CSV
+(topic,partition,offset), which --from-file reads back.
+
+Examples:
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job reset --topic orders:0,1 --shift-by -1000
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job reset --all-topics --by-duration PT2H --execute
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job reset --all-topics --to-valid --execute")]
+    Reset(ResetArgs),
+
+    /// Print a group's stored offsets as CSV or as ExportZkOffsets lines
+    #[command(after_help = "\
+Example:
+  offsetkeeper --zookeeper zk:2181 --group my-job export --format zk --output my-job.offsets")]
+    Export(ExportArgs),
+
+    /// Write offsets from a CSV or ExportZkOffsets file (a dry run unless --execute)
+    #[command(after_help = "\
+Example:
+  offsetkeeper --zookeeper zk:2181 --group my-job import --from-file my-job.offsets --execute")]
+    Import(ImportArgs),
+
+    /// Remove the stored offsets of whole topics (a dry run unless --execute)
+    #[command(after_help = "\
+Example:
+  offsetkeeper --zookeeper zk:2181 --group my-job delete --topic old-orders --execute")]
+    Delete(DeleteArgs),
+
+    /// Copy offsets between ZooKeeper and Kafka's own group offsets (a dry run unless --execute)
+    #[command(after_help = "\
+Copies the offsets as they are. Committing to Kafka is refused while the Kafka group has
+active members.
+
+Example:
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job migrate --to-kafka --all-topics --execute")]
+    Migrate(MigrateArgs),
+}
+
+/// `--topic` values: a topic, optionally with a list of its partitions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicSpec {
+    pub topic: String,
+    /// `None`: every partition.
+    pub partitions: Option<BTreeSet<i32>>,
+}
+
+/// Parses `TOPIC` or `TOPIC:P,P,...`.
+pub fn parse_topic_spec(text: &str) -> Result<TopicSpec, String> {
+    let (topic, partitions) = match text.split_once(':') {
+        Some((topic, list)) => (topic, Some(list)),
+        None => (text, None),
+    };
+    check_name("topic", topic).map_err(reason)?;
+    let partitions = match partitions {
+        None => None,
+        Some(list) => {
+            let mut set = BTreeSet::new();
+            for item in list.split(',') {
+                let partition: i32 = item.trim().parse().map_err(|_| {
+                    format!("partition '{item}' of topic '{topic}' is not a number; expected TOPIC or TOPIC:P,P,...")
+                })?;
+                check_partition(topic, partition).map_err(reason)?;
+                set.insert(partition);
+            }
+            Some(set)
+        }
+    };
+    Ok(TopicSpec {
+        topic: topic.to_string(),
+        partitions,
+    })
+}
+
+/// Merges repeated topics: a topic named without partitions covers all of them.
+pub fn merge_topic_specs(specs: &[TopicSpec]) -> Vec<TopicSpec> {
+    let mut merged: Vec<TopicSpec> = Vec::new();
+    for spec in specs {
+        match merged.iter_mut().find(|m| m.topic == spec.topic) {
+            None => merged.push(spec.clone()),
+            Some(existing) => match (&mut existing.partitions, &spec.partitions) {
+                (Some(have), Some(more)) => have.extend(more.iter().copied()),
+                (have, _) => *have = None,
+            },
+        }
+    }
+    merged
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("scope").required(true).args(["topic", "all_topics"])))]
+pub struct DescribeArgs {
+    /// A topic, optionally with some of its partitions; repeat for more
+    #[arg(long, value_name = "TOPIC[:P,P...]", value_parser = parse_topic_spec)]
+    pub topic: Vec<TopicSpec>,
+
+    /// Every topic the group has offsets for
+    #[arg(long)]
+    pub all_topics: bool,
+
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ListGroupsArgs {
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+/// Reset modes other than --to-valid, which its policy options cannot go with.
+const OTHER_MODES: [&str; 7] = [
+    "to_earliest",
+    "to_latest",
+    "to_offset",
+    "shift_by",
+    "to_datetime",
+    "by_duration",
+    "from_file",
+];
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("mode").required(true).multiple(false).args([
+    "to_earliest", "to_latest", "to_offset", "shift_by", "to_datetime", "by_duration", "from_file", "to_valid",
+])))]
+pub struct ResetArgs {
+    /// A topic, optionally with some of its partitions; repeat for more
+    #[arg(long, value_name = "TOPIC[:P,P...]", value_parser = parse_topic_spec,
+          required_unless_present_any = ["all_topics", "from_file"])]
+    pub topic: Vec<TopicSpec>,
+
+    /// Every topic the group has offsets for
+    #[arg(long, conflicts_with = "topic")]
+    pub all_topics: bool,
+
+    /// To each partition's log start offset
+    #[arg(long)]
+    pub to_earliest: bool,
+
+    /// To each partition's log end offset
+    #[arg(long)]
+    pub to_latest: bool,
+
+    /// To this offset
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(0..))]
+    pub to_offset: Option<i64>,
+
+    /// By N records from the stored offset (negative: back)
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub shift_by: Option<i64>,
+
+    /// To the first record at or after this time
+    #[arg(long, value_name = "YYYY-MM-DDTHH:mm:SS[.sss][ZONE]", value_parser = parse_datetime)]
+    pub to_datetime: Option<i64>,
+
+    /// To the first record at or after this long ago
+    #[arg(long, value_name = "PnDTnHnMnS", value_parser = parse_duration)]
+    pub by_duration: Option<i64>,
+
+    /// To the offsets in a CSV (topic,partition,offset) or ExportZkOffsets file; it names the partitions
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["topic", "all_topics"])]
+    pub from_file: Option<PathBuf>,
+
+    /// To what a job's load would choose: keep offsets in range, correct the others by policy
+    #[arg(long)]
+    pub to_valid: bool,
+
+    /// With --to-valid: where partitions with no usable offset go (default: auto.offset.reset or earliest)
+    #[arg(long, value_name = "earliest|latest|fail", conflicts_with_all = OTHER_MODES,
+          value_parser = |v: &str| OnMissing::parse(v).map_err(reason))]
+    pub on_missing: Option<OnMissing>,
+
+    /// With --to-valid: where offsets below the log start go
+    #[arg(long, value_name = "earliest|fail", conflicts_with_all = OTHER_MODES,
+          value_parser = |v: &str| OnBelowRange::parse(v).map_err(reason))]
+    pub on_below_range: Option<OnBelowRange>,
+
+    /// With --to-valid: where offsets above the log end go
+    #[arg(long, value_name = "earliest|latest|fail", conflicts_with_all = OTHER_MODES,
+          value_parser = |v: &str| OnAboveRange::parse(v).map_err(reason))]
+    pub on_above_range: Option<OnAboveRange>,
+
+    /// Write the plan (one atomic ZooKeeper multi)
+    #[arg(long)]
+    pub execute: bool,
+
+    /// Print the plan as CSV topic,partition,offset instead of a table
+    #[arg(long)]
+    pub export: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A topic, optionally with some of its partitions; repeat for more (default: every topic)
+    #[arg(long, value_name = "TOPIC[:P,P...]", value_parser = parse_topic_spec)]
+    pub topic: Vec<TopicSpec>,
+
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: OffsetFormat,
+
+    /// Write to this file instead of stdout
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The file to read
+    #[arg(long, value_name = "FILE")]
+    pub from_file: PathBuf,
+
+    /// The file's format (default: ExportZkOffsets lines if the first line starts with '/', else CSV)
+    #[arg(long, value_enum)]
+    pub format: Option<OffsetFormat>,
+
+    /// Write the offsets (one atomic ZooKeeper multi)
+    #[arg(long)]
+    pub execute: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// A topic whose stored offsets go; repeat for more
+    #[arg(long, value_name = "TOPIC", required = true,
+          value_parser = |v: &str| check_name("topic", v).map(|_| v.to_string()).map_err(reason))]
+    pub topic: Vec<String>,
+
+    /// Delete (one atomic ZooKeeper multi)
+    #[arg(long)]
+    pub execute: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("direction").required(true).args(["to_kafka", "from_kafka"])))]
+#[command(group(ArgGroup::new("scope").required(true).args(["topic", "all_topics"])))]
+pub struct MigrateArgs {
+    /// Copy ZooKeeper's offsets into the Kafka group's
+    #[arg(long)]
+    pub to_kafka: bool,
+
+    /// Copy the Kafka group's offsets into ZooKeeper
+    #[arg(long)]
+    pub from_kafka: bool,
+
+    /// A topic, optionally with some of its partitions; repeat for more
+    #[arg(long, value_name = "TOPIC[:P,P...]", value_parser = parse_topic_spec)]
+    pub topic: Vec<TopicSpec>,
+
+    /// Every topic stored in ZooKeeper (--to-kafka) or on the cluster (--from-kafka)
+    #[arg(long)]
+    pub all_topics: bool,
+
+    /// The Kafka group's name, when it is not --group
+    #[arg(long, value_name = "GROUP")]
+    pub kafka_group: Option<String>,
+
+    /// Write the offsets
+    #[arg(long)]
+    pub execute: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("offsetkeeper").chain(args.iter().copied()))
+    }
+
+    fn set(items: &[i32]) -> Option<BTreeSet<i32>> {
+        Some(items.iter().copied().collect())
+    }
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn topic_specs() {
+        assert_eq!(
+            parse_topic_spec("orders"),
+            Ok(TopicSpec {
+                topic: "orders".into(),
+                partitions: None
+            })
+        );
+        assert_eq!(
+            parse_topic_spec("orders:2,0, 1,2").map(|s| s.partitions),
+            Ok(set(&[0, 1, 2]))
+        );
+        for (text, needle) in [
+            ("orders:", "partition '' of topic 'orders'"),
+            ("orders:a", "partition 'a'"),
+            ("orders:-1", "partition -1"),
+            ("a/b", "topic name 'a/b'"),
+            (":1", "topic name ''"),
+        ] {
+            let message = parse_topic_spec(text).unwrap_err();
+            assert!(message.contains(needle), "{text}: {message}");
+        }
+    }
+
+    #[test]
+    fn repeated_topics_merge() {
+        let specs: Vec<TopicSpec> = ["a:1", "b", "a:0", "b:3", "c:1"]
+            .iter()
+            .map(|s| parse_topic_spec(s).unwrap())
+            .collect();
+        let merged = merge_topic_specs(&specs);
+        let shown: Vec<(&str, Option<BTreeSet<i32>>)> = merged
+            .iter()
+            .map(|s| (s.topic.as_str(), s.partitions.clone()))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![("a", set(&[0, 1])), ("b", None), ("c", set(&[1]))]
+        );
+    }
+
+    #[test]
+    fn shared_options_go_before_or_after_the_subcommand() {
+        let before = parse(&[
+            "--zookeeper",
+            "z:1",
+            "--group",
+            "g",
+            "describe",
+            "--all-topics",
+        ])
+        .unwrap();
+        let after = parse(&[
+            "describe",
+            "--all-topics",
+            "--zookeeper",
+            "z:1",
+            "--group",
+            "g",
+        ])
+        .unwrap();
+        for cli in [before, after] {
+            assert_eq!(cli.connection.zookeeper.as_deref(), Some("z:1"));
+            assert_eq!(cli.connection.group.as_deref(), Some("g"));
+            assert_eq!(cli.connection.base_path, "/consumers");
+            assert_eq!(cli.connection.timeout, 10_000);
+        }
+    }
+
+    #[test]
+    fn reset_takes_exactly_one_mode_and_one_scope() {
+        let ok = parse(&["reset", "--topic", "t:0", "--shift-by", "-5"]).unwrap();
+        match ok.command {
+            Command::Reset(args) => {
+                assert_eq!(args.shift_by, Some(-5));
+                assert!(!args.execute);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(parse(&["reset", "--from-file", "x.csv"]).is_ok());
+        assert!(parse(&[
+            "reset",
+            "--all-topics",
+            "--to-valid",
+            "--on-missing",
+            "latest"
+        ])
+        .is_ok());
+        for (args, needle) in [
+            (&["reset", "--topic", "t"][..], "required"),
+            (&["reset", "--to-earliest"][..], "--topic"),
+            (
+                &["reset", "--topic", "t", "--to-earliest", "--to-latest"][..],
+                "cannot be used with",
+            ),
+            (
+                &["reset", "--topic", "t", "--all-topics", "--to-latest"][..],
+                "cannot be used with",
+            ),
+            (
+                &["reset", "--topic", "t", "--from-file", "f"][..],
+                "cannot be used with",
+            ),
+            (&["reset", "--topic", "t", "--to-offset", "-3"][..], "-3"),
+            (
+                &["reset", "--topic", "t", "--to-datetime", "soon"][..],
+                "'soon' is not ISO-8601",
+            ),
+            (
+                &["reset", "--topic", "t", "--by-duration", "2h"][..],
+                "'2h'",
+            ),
+            (
+                &[
+                    "reset",
+                    "--topic",
+                    "t",
+                    "--to-latest",
+                    "--on-missing",
+                    "latest",
+                ][..],
+                "cannot be used with",
+            ),
+            (
+                &[
+                    "reset",
+                    "--topic",
+                    "t",
+                    "--to-valid",
+                    "--on-missing",
+                    "oldest",
+                ][..],
+                "'oldest'",
+            ),
+            (&["describe"][..], "required"),
+            (&["migrate", "--all-topics"][..], "required"),
+            (
+                &["migrate", "--to-kafka", "--from-kafka", "--all-topics"][..],
+                "cannot be used with",
+            ),
+            (&["delete"][..], "--topic"),
+            (&["--timeout", "0", "list-groups"][..], "0"),
+        ] {
+            let message = parse(args).unwrap_err().to_string();
+            assert!(message.contains(needle), "{args:?}: {message}");
+        }
+    }
+}

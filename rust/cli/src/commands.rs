@@ -1,0 +1,852 @@
+//! The subcommands: each asks the engine, prints what it found or plans, and writes only
+//! with `--execute`. Tables, CSV and JSON go to stdout; notes about what was (not) done go to
+//! stderr, so that stdout can be redirected to a file.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use offsetkeeper::names::{check_base_path, check_name};
+use offsetkeeper::{
+    CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition,
+    ZkConfig,
+};
+
+use crate::args::{
+    merge_topic_specs, Cli, Command, Connection, DeleteArgs, DescribeArgs, ExportArgs, ImportArgs,
+    ListGroupsArgs, MigrateArgs, ResetArgs, TopicSpec,
+};
+use crate::files::{
+    detect_format, format_csv, format_zk_lines, parse_csv, parse_properties, parse_zk_lines, Entry,
+    OffsetFormat,
+};
+use crate::output::{json_string, Json, Rows};
+use crate::plan::{delta, lag, plan, Planned, Status, Target};
+use crate::{emit, reason, Failure};
+
+type Outcome = Result<(), Failure>;
+
+const DRY_RUN: &str = "dry run: nothing written; add --execute to apply";
+
+/// Runs one subcommand.
+pub fn run(cli: Cli) -> Outcome {
+    let cx = Context::new(&cli.connection)?;
+    match cli.command {
+        Command::Describe(args) => describe(&cx, args),
+        Command::ListGroups(args) => list_groups(&cx, args),
+        Command::Reset(args) => reset(&cx, args),
+        Command::Export(args) => export(&cx, args),
+        Command::Import(args) => import(&cx, args),
+        Command::Delete(args) => delete(&cx, args),
+        Command::Migrate(args) => migrate(&cx, args),
+    }
+}
+
+/// The shared options, checked, with the command config merged in.
+struct Context {
+    zookeeper: ZkConfig,
+    kafka_params: Vec<(String, String)>,
+    group: Option<String>,
+    timeout: Duration,
+}
+
+impl Context {
+    fn new(connection: &Connection) -> Result<Context, Failure> {
+        let mut zookeeper = connection.zookeeper.clone();
+        let mut kafka_params = Vec::new();
+        if let Some(path) = &connection.command_config {
+            let text = read_file(path, "--command-config")?;
+            let properties = parse_properties(&text)
+                .map_err(|why| Failure::usage(format!("{}: {why}", path.display())))?;
+            for (key, value) in properties {
+                if key == "zookeeper.connect" {
+                    zookeeper.get_or_insert(value);
+                } else if key.starts_with("zookeeper.") {
+                    log::warn!(
+                        "{}: '{key}' ignored: ZooKeeper security settings are not supported yet",
+                        path.display()
+                    );
+                } else {
+                    kafka_params.push((key, value));
+                }
+            }
+        }
+        if let Some(bootstrap) = &connection.bootstrap_servers {
+            kafka_params.retain(|(key, _)| key != "bootstrap.servers");
+            kafka_params.push(("bootstrap.servers".into(), bootstrap.clone()));
+        }
+        let connect = zookeeper.filter(|z| !z.trim().is_empty()).ok_or_else(|| {
+            Failure::usage(
+                "--zookeeper is required: host:port[,host:port...][/chroot] (or zookeeper.connect in --command-config)",
+            )
+        })?;
+        check_base_path(&connection.base_path).map_err(|err| Failure::usage(reason(err)))?;
+        let timeout = Duration::from_millis(connection.timeout);
+        let mut zookeeper = ZkConfig::new(connect);
+        zookeeper.base_path = connection.base_path.clone();
+        zookeeper.request_timeout = timeout;
+        Ok(Context {
+            zookeeper,
+            kafka_params,
+            group: connection.group.clone(),
+            timeout,
+        })
+    }
+
+    fn base_path(&self) -> &str {
+        &self.zookeeper.base_path
+    }
+
+    /// `--group`, which every command but list-groups needs.
+    fn group(&self, command: &str) -> Result<&str, Failure> {
+        let group = self
+            .group
+            .as_deref()
+            .ok_or_else(|| Failure::usage(format!("{command} needs --group GROUP")))?;
+        check_name("group", group).map_err(|err| Failure::usage(reason(err)))?;
+        Ok(group)
+    }
+
+    fn zookeeper_only(&self) -> Result<OffsetKeeper, Failure> {
+        Ok(OffsetKeeper::open_zookeeper_only(self.zookeeper.clone())?)
+    }
+
+    fn with_kafka(&self, command: &str) -> Result<OffsetKeeper, Failure> {
+        let has_bootstrap = self
+            .kafka_params
+            .iter()
+            .any(|(key, value)| key == "bootstrap.servers" && !value.trim().is_empty());
+        if !has_bootstrap {
+            return Err(Failure::usage(format!(
+                "{command} needs the Kafka brokers: give --bootstrap-servers (or bootstrap.servers in --command-config)"
+            )));
+        }
+        let kafka = KafkaSettings::from_params(
+            self.kafka_params
+                .iter()
+                .map(|(key, value)| (key.as_str(), value.as_str())),
+        )?;
+        let mut config = KeeperConfig::new(self.zookeeper.clone(), kafka);
+        config.kafka_timeout = self.timeout;
+        Ok(OffsetKeeper::open(config)?)
+    }
+}
+
+fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
+    let group = cx.group("describe")?;
+    let keeper = cx.with_kafka("describe")?;
+    let specs = scope(cx, &keeper, group, &args.topic, args.all_topics)?;
+    let surveyed = keeper.survey(group, &topic_names(&specs))?;
+    let surveyed = select(
+        surveyed,
+        &specs,
+        |s| &s.partition,
+        "stored or on the brokers",
+    )?;
+    let mut rows = Rows::new(&[
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "LOG-START-OFFSET",
+        "LOG-END-OFFSET",
+        "LAG",
+        "STATUS",
+    ]);
+    for s in &surveyed {
+        rows.push(vec![
+            s.partition.topic.as_str().into(),
+            Json::Number(s.partition.partition.into()),
+            offset_of(&s.stored).into(),
+            s.range.map(|r| r.earliest).into(),
+            s.range.map(|r| r.latest).into(),
+            lag(&s.stored, s.range).into(),
+            Status::of(&s.stored, s.range).name().into(),
+        ]);
+    }
+    emit(&rows.render(args.format, |array| {
+        format!(
+            "{{\"group\":{},\"partitions\":{array}}}",
+            json_string(group)
+        )
+    }));
+    Ok(())
+}
+
+fn list_groups(cx: &Context, args: ListGroupsArgs) -> Outcome {
+    let keeper = cx.zookeeper_only()?;
+    let mut rows = Rows::new(&["GROUP", "TOPICS"]);
+    for summary in keeper.groups()? {
+        rows.push(vec![
+            summary.group.as_str().into(),
+            Json::Number(i64::try_from(summary.topics).unwrap_or(i64::MAX)),
+        ]);
+    }
+    emit(&rows.render(args.format, |array| {
+        format!(
+            "{{\"base_path\":{},\"groups\":{array}}}",
+            json_string(cx.base_path())
+        )
+    }));
+    Ok(())
+}
+
+fn reset(cx: &Context, args: ResetArgs) -> Outcome {
+    let group = cx.group("reset")?;
+    let keeper = cx.with_kafka("reset")?;
+    let entries = match &args.from_file {
+        Some(path) => Some(read_offsets(path, None, cx, group)?),
+        None => None,
+    };
+    let specs = match &entries {
+        Some(entries) => file_topics(entries),
+        None => scope(cx, &keeper, group, &args.topic, args.all_topics)?,
+    };
+    let surveyed = keeper
+        .survey(group, &topic_names(&specs))
+        .map_err(|err| with_line(err, entries.as_deref()))?;
+    let surveyed = select(
+        surveyed,
+        &specs,
+        |s| &s.partition,
+        "stored or on the brokers",
+    )?;
+
+    // Partitions that no longer exist are not reset; asked for by name, they are an error.
+    let named_explicitly = !args.all_topics && entries.is_none();
+    let mut existing = Vec::new();
+    for s in surveyed {
+        match s.range {
+            Some(range) => existing.push((s.partition, s.stored, range)),
+            None if named_explicitly && partitions_named(&specs, &s.partition) => {
+                return Err(Failure::failed(format!(
+                    "partition {} no longer exists on the brokers; only its stored offset is left",
+                    s.partition
+                )));
+            }
+            None => log::warn!(
+                "{}: the partition no longer exists on the brokers; not reset (`offsetkeeper delete` removes a deleted topic's offsets)",
+                s.partition
+            ),
+        }
+    }
+    if named_explicitly {
+        for spec in &specs {
+            if !existing.iter().any(|(tp, _, _)| tp.topic == spec.topic) {
+                return Err(Failure::failed(format!(
+                    "topic '{}' no longer exists on the brokers; its stored offsets can only be deleted (offsetkeeper delete --topic {})",
+                    spec.topic, spec.topic
+                )));
+            }
+        }
+    }
+
+    let targets: Vec<Target> = if let Some(entries) = &entries {
+        let by_partition: HashMap<&TopicPartition, &Entry> =
+            entries.iter().map(|e| (&e.partition, e)).collect();
+        existing.retain(|(tp, _, _)| by_partition.contains_key(tp));
+        for entry in entries {
+            if !existing.iter().any(|(tp, _, _)| *tp == entry.partition) {
+                return Err(Failure::failed(format!(
+                    "{}: line {}: partition {} does not exist on the brokers",
+                    path_shown(args.from_file.as_deref()),
+                    entry.line,
+                    entry.partition
+                )));
+            }
+        }
+        existing
+            .iter()
+            .map(|(tp, _, _)| by_partition.get(tp).map(|e| Target::Offset(e.offset)))
+            .collect::<Option<Vec<Target>>>()
+            .ok_or_else(|| Failure::failed("internal error: a file entry went missing"))?
+    } else if let Some(timestamp) = reset_timestamp(&args) {
+        let partitions: Vec<TopicPartition> =
+            existing.iter().map(|(tp, _, _)| tp.clone()).collect();
+        let found = keeper.offsets_for_timestamp(&partitions, timestamp)?;
+        partitions
+            .iter()
+            .map(|tp| {
+                found
+                    .get(tp)
+                    .map(|offset| Target::AtTime(*offset))
+                    .ok_or_else(|| {
+                        Failure::failed(format!(
+                            "the brokers answered no offset for {tp} at timestamp {timestamp}"
+                        ))
+                    })
+            })
+            .collect::<Result<_, _>>()?
+    } else {
+        let target = uniform_target(&args, &keeper);
+        vec![target; existing.len()]
+    };
+
+    let mut planned = Vec::with_capacity(existing.len());
+    let mut refused = Vec::new();
+    for ((tp, stored, range), target) in existing.iter().zip(targets) {
+        match plan(tp, stored, *range, target) {
+            Ok(p) => planned.push(p),
+            Err(why) => refused.push(why),
+        }
+    }
+    if !refused.is_empty() {
+        return Err(Failure::failed(format!(
+            "reset refused for {} partition(s): {}",
+            refused.len(),
+            refused.join("; ")
+        )));
+    }
+    if planned.is_empty() {
+        return Err(Failure::failed(
+            "nothing to reset: none of these partitions exists on the brokers",
+        ));
+    }
+
+    if args.export {
+        emit(&format_csv(
+            planned.iter().map(|p| (&p.partition, p.new_offset)),
+        ));
+    } else {
+        emit(&plan_table(&planned).table());
+    }
+    if args.execute {
+        let offsets: Vec<(TopicPartition, i64)> = planned
+            .iter()
+            .map(|p| (p.partition.clone(), p.new_offset))
+            .collect();
+        let summary = keeper.commit(group, &offsets)?;
+        eprintln!(
+            "reset {} partition(s) of group '{group}': {}",
+            planned.len(),
+            written(summary)
+        );
+    } else {
+        eprintln!("{DRY_RUN}");
+    }
+    Ok(())
+}
+
+/// The timestamp of `--to-datetime`, or now minus `--by-duration`.
+fn reset_timestamp(args: &ResetArgs) -> Option<i64> {
+    if let Some(at) = args.to_datetime {
+        return Some(at);
+    }
+    let ago = args.by_duration?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    Some(now.saturating_sub(ago).max(0))
+}
+
+/// The target of the modes that treat every partition alike.
+fn uniform_target(args: &ResetArgs, keeper: &OffsetKeeper) -> Target {
+    if args.to_latest {
+        Target::Latest
+    } else if let Some(offset) = args.to_offset {
+        Target::Offset(offset)
+    } else if let Some(shift) = args.shift_by {
+        Target::ShiftBy(shift)
+    } else if args.to_valid {
+        let mut policy = *keeper.policy();
+        if let Some(on_missing) = args.on_missing {
+            policy.on_missing = on_missing;
+        }
+        if let Some(on_below) = args.on_below_range {
+            policy.on_below_range = on_below;
+        }
+        if let Some(on_above) = args.on_above_range {
+            policy.on_above_range = on_above;
+        }
+        Target::Valid(policy)
+    } else {
+        Target::Earliest
+    }
+}
+
+fn plan_table(planned: &[Planned]) -> Rows {
+    let mut rows = Rows::new(&[
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "NEW-OFFSET",
+        "DELTA",
+        "LOG-START-OFFSET",
+        "LOG-END-OFFSET",
+        "NOTE",
+    ]);
+    for p in planned {
+        rows.push(vec![
+            p.partition.topic.as_str().into(),
+            Json::Number(p.partition.partition.into()),
+            stored_cell(&p.stored),
+            Json::Number(p.new_offset),
+            p.delta().into(),
+            Json::Number(p.range.earliest),
+            Json::Number(p.range.latest),
+            p.note.to_string().as_str().into(),
+        ]);
+    }
+    rows
+}
+
+fn export(cx: &Context, args: ExportArgs) -> Outcome {
+    let group = cx.group("export")?;
+    let keeper = cx.zookeeper_only()?;
+    let specs = scope(cx, &keeper, group, &args.topic, args.topic.is_empty())?;
+    let stored = keeper.stored(group, &topic_names(&specs))?;
+    let stored = select(stored, &specs, |(tp, _)| tp, "stored")?;
+    let mut offsets = Vec::new();
+    for (tp, value) in &stored {
+        match value {
+            Stored::Offset(offset) => offsets.push((tp, *offset)),
+            other => log::warn!("{tp}: stored value is not an offset ({other}); not exported"),
+        }
+    }
+    if offsets.is_empty() {
+        return Err(Failure::failed(format!(
+            "group '{group}' has no stored offsets for {}",
+            topic_names(&specs).join(", ")
+        )));
+    }
+    let text = match args.format {
+        OffsetFormat::Csv => format_csv(offsets.iter().copied()),
+        OffsetFormat::Zk => format_zk_lines(cx.base_path(), group, offsets.iter().copied()),
+    };
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, text).map_err(|err| {
+                Failure::failed(format!("cannot write {}: {err}", path.display()))
+            })?;
+            eprintln!(
+                "exported {} offset(s) of group '{group}' to {}",
+                offsets.len(),
+                path.display()
+            );
+        }
+        None => emit(&text),
+    }
+    Ok(())
+}
+
+fn import(cx: &Context, args: ImportArgs) -> Outcome {
+    let group = cx.group("import")?;
+    let keeper = cx.zookeeper_only()?;
+    let entries = read_offsets(&args.from_file, args.format, cx, group)?;
+    let topics = topic_names(&file_topics(&entries));
+    let current: HashMap<TopicPartition, Stored> =
+        keeper.stored(group, &topics)?.into_iter().collect();
+    let mut rows = Rows::new(&[
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "NEW-OFFSET",
+        "DELTA",
+    ]);
+    for entry in &entries {
+        let stored = current
+            .get(&entry.partition)
+            .cloned()
+            .unwrap_or(Stored::Missing);
+        rows.push(vec![
+            entry.partition.topic.as_str().into(),
+            Json::Number(entry.partition.partition.into()),
+            stored_cell(&stored),
+            Json::Number(entry.offset),
+            delta(&stored, entry.offset).into(),
+        ]);
+    }
+    emit(&rows.table());
+    if args.execute {
+        let offsets: Vec<(TopicPartition, i64)> = entries
+            .iter()
+            .map(|e| (e.partition.clone(), e.offset))
+            .collect();
+        let summary = keeper.commit(group, &offsets)?;
+        eprintln!(
+            "imported {} offset(s) into group '{group}': {}",
+            entries.len(),
+            written(summary)
+        );
+    } else {
+        eprintln!("{DRY_RUN}");
+    }
+    Ok(())
+}
+
+fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
+    let group = cx.group("delete")?;
+    let keeper = cx.zookeeper_only()?;
+    let mut topics: Vec<String> = Vec::new();
+    for topic in args.topic {
+        if !topics.contains(&topic) {
+            topics.push(topic);
+        }
+    }
+    let stored = keeper.stored(group, &topics)?;
+    for topic in &topics {
+        if !stored.iter().any(|(tp, _)| tp.topic == *topic) {
+            return Err(Failure::failed(format!(
+                "group '{group}' has no stored offsets for topic '{topic}'"
+            )));
+        }
+    }
+    let mut rows = Rows::new(&["TOPIC", "PARTITION", "CURRENT-OFFSET"]);
+    for (tp, value) in &stored {
+        rows.push(vec![
+            tp.topic.as_str().into(),
+            Json::Number(tp.partition.into()),
+            stored_cell(value),
+        ]);
+    }
+    emit(&rows.table());
+    if args.execute {
+        let deleted = keeper.delete_topics(group, &topics)?;
+        eprintln!(
+            "deleted {deleted} stored offset(s) of {} topic(s) from group '{group}'",
+            topics.len()
+        );
+    } else {
+        eprintln!("dry run: nothing deleted; add --execute to delete these offsets");
+    }
+    Ok(())
+}
+
+fn migrate(cx: &Context, args: MigrateArgs) -> Outcome {
+    let group = cx.group("migrate")?;
+    let kafka_group = args.kafka_group.as_deref().unwrap_or(group);
+    check_name("group", kafka_group).map_err(|err| Failure::usage(reason(err)))?;
+    let keeper = cx.with_kafka("migrate")?;
+    if args.to_kafka {
+        migrate_to_kafka(cx, &keeper, group, kafka_group, &args)
+    } else {
+        migrate_from_kafka(cx, &keeper, group, kafka_group, &args)
+    }
+}
+
+fn migrate_to_kafka(
+    cx: &Context,
+    keeper: &OffsetKeeper,
+    group: &str,
+    kafka_group: &str,
+    args: &MigrateArgs,
+) -> Outcome {
+    let specs = scope(cx, keeper, group, &args.topic, args.all_topics)?;
+    let surveyed = keeper.survey(group, &topic_names(&specs))?;
+    let surveyed = select(
+        surveyed,
+        &specs,
+        |s| &s.partition,
+        "stored or on the brokers",
+    )?;
+    let mut usable = Vec::new();
+    for s in surveyed {
+        let status = Status::of(&s.stored, s.range);
+        match (&s.stored, status) {
+            (Stored::Offset(offset), Status::Ok | Status::BelowRange | Status::AboveRange) => {
+                usable.push((s.partition, *offset, status))
+            }
+            _ => log::warn!("{}: {}; not migrated", s.partition, status.name()),
+        }
+    }
+    if usable.is_empty() {
+        return Err(Failure::failed(format!(
+            "nothing to migrate: group '{group}' has no usable stored offset for a partition that exists"
+        )));
+    }
+    let partitions: Vec<TopicPartition> = usable.iter().map(|(tp, _, _)| tp.clone()).collect();
+    let current: HashMap<TopicPartition, Option<i64>> = keeper
+        .kafka_group_offsets(kafka_group, &partitions)?
+        .into_iter()
+        .collect();
+    let mut rows = Rows::new(&[
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "NEW-OFFSET",
+        "DELTA",
+        "STATUS",
+    ]);
+    for (tp, offset, status) in &usable {
+        let now = current.get(tp).copied().flatten();
+        rows.push(vec![
+            tp.topic.as_str().into(),
+            Json::Number(tp.partition.into()),
+            now.into(),
+            Json::Number(*offset),
+            now.map(|n| offset - n).into(),
+            status.name().into(),
+        ]);
+    }
+    emit(&rows.table());
+    if args.execute {
+        let offsets: Vec<(TopicPartition, i64)> =
+            usable.iter().map(|(tp, o, _)| (tp.clone(), *o)).collect();
+        keeper.commit_kafka_group_offsets(kafka_group, &offsets)?;
+        eprintln!(
+            "committed {} offset(s) of ZooKeeper group '{group}' to Kafka group '{kafka_group}'",
+            offsets.len()
+        );
+    } else {
+        eprintln!("{DRY_RUN} (CURRENT-OFFSET: Kafka group '{kafka_group}'; NEW-OFFSET: ZooKeeper group '{group}')");
+    }
+    Ok(())
+}
+
+fn migrate_from_kafka(
+    cx: &Context,
+    keeper: &OffsetKeeper,
+    group: &str,
+    kafka_group: &str,
+    args: &MigrateArgs,
+) -> Outcome {
+    let specs = if args.all_topics {
+        all_partitions(keeper.kafka_topics()?)
+    } else {
+        merge_topic_specs(&args.topic)
+    };
+    let partitions = keeper.partitions(&topic_names(&specs))?;
+    let partitions = select(partitions, &specs, |tp| tp, "on the brokers")?;
+    let committed: Vec<(TopicPartition, i64)> = keeper
+        .kafka_group_offsets(kafka_group, &partitions)?
+        .into_iter()
+        .filter_map(|(tp, offset)| offset.map(|o| (tp, o)))
+        .collect();
+    if committed.is_empty() {
+        return Err(Failure::failed(format!(
+            "nothing to migrate: Kafka group '{kafka_group}' has no committed offsets for {}",
+            if args.all_topics {
+                "any topic".to_string()
+            } else {
+                topic_names(&specs).join(", ")
+            }
+        )));
+    }
+    let mut topics: Vec<String> = Vec::new();
+    for (tp, _) in &committed {
+        if !topics.contains(&tp.topic) {
+            topics.push(tp.topic.clone());
+        }
+    }
+    let current: HashMap<TopicPartition, Stored> =
+        keeper.stored(group, &topics)?.into_iter().collect();
+    let mut rows = Rows::new(&[
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "NEW-OFFSET",
+        "DELTA",
+    ]);
+    for (tp, offset) in &committed {
+        let stored = current.get(tp).cloned().unwrap_or(Stored::Missing);
+        rows.push(vec![
+            tp.topic.as_str().into(),
+            Json::Number(tp.partition.into()),
+            stored_cell(&stored),
+            Json::Number(*offset),
+            delta(&stored, *offset).into(),
+        ]);
+    }
+    emit(&rows.table());
+    if args.execute {
+        let summary = keeper.commit(group, &committed)?;
+        eprintln!(
+            "copied {} offset(s) of Kafka group '{kafka_group}' into group '{group}' under {}: {}",
+            committed.len(),
+            cx.base_path(),
+            written(summary)
+        );
+    } else {
+        eprintln!("{DRY_RUN} (CURRENT-OFFSET: ZooKeeper group '{group}'; NEW-OFFSET: Kafka group '{kafka_group}')");
+    }
+    Ok(())
+}
+
+/// The topics a command covers: those named, or with `all`, every topic the group stored.
+fn scope(
+    cx: &Context,
+    keeper: &OffsetKeeper,
+    group: &str,
+    named: &[TopicSpec],
+    all: bool,
+) -> Result<Vec<TopicSpec>, Failure> {
+    if !all {
+        return Ok(merge_topic_specs(named));
+    }
+    let topics = keeper.stored_topics(group)?;
+    if topics.is_empty() {
+        return Err(Failure::failed(format!(
+            "group '{group}' has no stored offsets under {}",
+            cx.base_path()
+        )));
+    }
+    Ok(all_partitions(topics))
+}
+
+fn all_partitions(topics: Vec<String>) -> Vec<TopicSpec> {
+    topics
+        .into_iter()
+        .map(|topic| TopicSpec {
+            topic,
+            partitions: None,
+        })
+        .collect()
+}
+
+fn topic_names(specs: &[TopicSpec]) -> Vec<String> {
+    specs.iter().map(|s| s.topic.clone()).collect()
+}
+
+/// The topics of a file's entries, in the order they first appear.
+fn file_topics(entries: &[Entry]) -> Vec<TopicSpec> {
+    let mut seen = HashSet::new();
+    all_partitions(
+        entries
+            .iter()
+            .filter(|e| seen.insert(e.partition.topic.clone()))
+            .map(|e| e.partition.topic.clone())
+            .collect(),
+    )
+}
+
+/// Whether the specs name this partition by number.
+fn partitions_named(specs: &[TopicSpec], tp: &TopicPartition) -> bool {
+    specs.iter().any(|s| {
+        s.topic == tp.topic
+            && s.partitions
+                .as_ref()
+                .is_some_and(|set| set.contains(&tp.partition))
+    })
+}
+
+/// Keeps the items of the partitions the specs name; a partition named but absent is an error.
+fn select<T>(
+    items: Vec<T>,
+    specs: &[TopicSpec],
+    partition_of: impl Fn(&T) -> &TopicPartition,
+    where_looked: &str,
+) -> Result<Vec<T>, Failure> {
+    let named: HashMap<&str, &BTreeSet<i32>> = specs
+        .iter()
+        .filter_map(|s| s.partitions.as_ref().map(|set| (s.topic.as_str(), set)))
+        .collect();
+    let kept: Vec<T> = items
+        .into_iter()
+        .filter(|item| {
+            let tp = partition_of(item);
+            named
+                .get(tp.topic.as_str())
+                .is_none_or(|set| set.contains(&tp.partition))
+        })
+        .collect();
+    for (topic, set) in &named {
+        for partition in *set {
+            let found = kept.iter().any(|item| {
+                let tp = partition_of(item);
+                tp.topic == *topic && tp.partition == *partition
+            });
+            if !found {
+                return Err(Failure::failed(format!(
+                    "topic '{topic}' has no partition {partition} ({where_looked})"
+                )));
+            }
+        }
+    }
+    Ok(kept)
+}
+
+/// Reads an offsets file in the given format, or the one its first line shows.
+fn read_offsets(
+    path: &Path,
+    format: Option<OffsetFormat>,
+    cx: &Context,
+    group: &str,
+) -> Result<Vec<Entry>, Failure> {
+    let text = read_file(path, "offsets file")?;
+    let parsed = match format.unwrap_or_else(|| detect_format(&text)) {
+        OffsetFormat::Csv => parse_csv(&text),
+        OffsetFormat::Zk => parse_zk_lines(&text, cx.base_path(), group),
+    };
+    parsed.map_err(|why| Failure::failed(format!("{}: {why}", path.display())))
+}
+
+fn read_file(path: &Path, what: &str) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map_err(|err| Failure::failed(format!("cannot read {what} {}: {err}", path.display())))
+}
+
+fn path_shown(path: Option<&Path>) -> String {
+    path.map(|p| p.display().to_string()).unwrap_or_default()
+}
+
+/// An unknown topic from a file names the first line that has it.
+fn with_line(err: Error, entries: Option<&[Entry]>) -> Failure {
+    if let (Error::UnknownTopic { topic, .. }, Some(entries)) = (&err, entries) {
+        if let Some(entry) = entries.iter().find(|e| e.partition.topic == *topic) {
+            return Failure::failed(format!("line {}: {err}", entry.line));
+        }
+    }
+    err.into()
+}
+
+fn offset_of(stored: &Stored) -> Option<i64> {
+    match stored {
+        Stored::Offset(offset) => Some(*offset),
+        _ => None,
+    }
+}
+
+/// A stored value in a plan: the offset, `-` when none, `corrupt` when not an offset.
+fn stored_cell(stored: &Stored) -> Json {
+    match stored {
+        Stored::Offset(offset) => Json::Number(*offset),
+        Stored::Missing => Json::Null,
+        Stored::Corrupt(_) => "corrupt".into(),
+    }
+}
+
+fn written(summary: CommitSummary) -> String {
+    format!(
+        "{} written, {} unchanged, in {} ZooKeeper multi request(s)",
+        summary.written, summary.unchanged, summary.requests
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::parse_topic_spec;
+
+    fn tp(topic: &str, partition: i32) -> TopicPartition {
+        TopicPartition::new(topic, partition)
+    }
+
+    #[test]
+    fn select_keeps_named_partitions_and_refuses_absent_ones() {
+        let items = vec![tp("a", 0), tp("a", 1), tp("a", 2), tp("b", 0)];
+        let specs: Vec<TopicSpec> = ["a:0,2", "b"]
+            .iter()
+            .map(|s| parse_topic_spec(s).unwrap())
+            .collect();
+        let kept = select(items.clone(), &specs, |t| t, "here").unwrap();
+        assert_eq!(kept, vec![tp("a", 0), tp("a", 2), tp("b", 0)]);
+        let specs = vec![parse_topic_spec("a:7").unwrap()];
+        let failure = select(items, &specs, |t| t, "on the brokers").unwrap_err();
+        assert_eq!(
+            failure.message,
+            "topic 'a' has no partition 7 (on the brokers)"
+        );
+        assert_eq!(failure.code, 1);
+    }
+
+    #[test]
+    fn named_partitions() {
+        let specs = vec![
+            parse_topic_spec("a:1").unwrap(),
+            parse_topic_spec("b").unwrap(),
+        ];
+        assert!(partitions_named(&specs, &tp("a", 1)));
+        assert!(!partitions_named(&specs, &tp("a", 2)));
+        assert!(!partitions_named(&specs, &tp("b", 0)));
+    }
+}

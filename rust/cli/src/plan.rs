@@ -1,0 +1,327 @@
+//! The pure parts of `describe` and `reset`: a partition's status and lag, and the offset a
+//! reset moves each partition to, clamped into the partition's range as Kafka's tool does.
+
+use std::fmt;
+
+use offsetkeeper::{validate, PartitionRange, Policy, Stored, TopicPartition};
+
+/// What `describe` says about one partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    BelowRange,
+    AboveRange,
+    Missing,
+    Corrupt,
+    PartitionGone,
+}
+
+impl Status {
+    /// The status of a stored value against the partition's range, `None` when the partition
+    /// no longer exists.
+    pub fn of(stored: &Stored, range: Option<PartitionRange>) -> Status {
+        match (stored, range) {
+            (_, None) => Status::PartitionGone,
+            (Stored::Missing, _) => Status::Missing,
+            (Stored::Corrupt(_), _) => Status::Corrupt,
+            (Stored::Offset(offset), Some(range)) if *offset < range.earliest => Status::BelowRange,
+            (Stored::Offset(offset), Some(range)) if *offset > range.latest => Status::AboveRange,
+            (Stored::Offset(_), Some(_)) => Status::Ok,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::BelowRange => "below range",
+            Status::AboveRange => "above range",
+            Status::Missing => "missing",
+            Status::Corrupt => "corrupt",
+            Status::PartitionGone => "partition gone",
+        }
+    }
+}
+
+/// Records between the stored offset and the log end, as `kafka-consumer-groups` computes it
+/// (log end minus current; negative above range). `None` without both.
+pub fn lag(stored: &Stored, range: Option<PartitionRange>) -> Option<i64> {
+    match (stored, range) {
+        (Stored::Offset(offset), Some(range)) => Some(range.latest - offset),
+        _ => None,
+    }
+}
+
+/// Where a reset sends one partition, before clamping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Earliest,
+    Latest,
+    /// An absolute offset (`--to-offset`, `--from-file`).
+    Offset(i64),
+    /// Relative to the stored offset (`--shift-by`).
+    ShiftBy(i64),
+    /// The broker's answer for a timestamp (`--to-datetime`, `--by-duration`): the first offset
+    /// at or after it, or `None` when no record is that recent (then: the log end).
+    AtTime(Option<i64>),
+    /// What a job's load would choose (`--to-valid`).
+    Valid(Policy),
+}
+
+/// Why a reset moved a partition where it did, when that is not plain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    None,
+    ClampedToEarliest,
+    ClampedToLatest,
+    /// No record at or after the time: the log end.
+    NoRecordSince,
+    /// `--to-valid`: the validation action taken.
+    Validated(offsetkeeper::Action),
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::None => Ok(()),
+            Note::ClampedToEarliest => f.write_str("clamped to earliest"),
+            Note::ClampedToLatest => f.write_str("clamped to latest"),
+            Note::NoRecordSince => f.write_str("no record since; log end"),
+            Note::Validated(action) => f.write_str(action.name()),
+        }
+    }
+}
+
+/// One partition of a reset plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub partition: TopicPartition,
+    pub stored: Stored,
+    pub range: PartitionRange,
+    pub new_offset: i64,
+    pub note: Note,
+}
+
+impl Planned {
+    /// New minus stored; `None` when nothing usable was stored.
+    pub fn delta(&self) -> Option<i64> {
+        delta(&self.stored, self.new_offset)
+    }
+}
+
+/// New minus stored; `None` when nothing usable was stored.
+pub fn delta(stored: &Stored, new_offset: i64) -> Option<i64> {
+    match stored {
+        Stored::Offset(offset) => new_offset.checked_sub(*offset),
+        _ => None,
+    }
+}
+
+/// The offset a reset moves a partition to, clamped into [earliest, latest]. An error (the
+/// message names the partition) when the target needs a stored offset that is not there, or
+/// a `fail` policy of `--to-valid` applies.
+pub fn plan(
+    partition: &TopicPartition,
+    stored: &Stored,
+    range: PartitionRange,
+    target: Target,
+) -> Result<Planned, String> {
+    let planned = |new_offset: i64, note: Note| Planned {
+        partition: partition.clone(),
+        stored: stored.clone(),
+        range,
+        new_offset,
+        note,
+    };
+    let (new_offset, note) = match target {
+        Target::Earliest => (range.earliest, Note::None),
+        Target::Latest => (range.latest, Note::None),
+        Target::Offset(offset) => clamp(offset, range),
+        Target::ShiftBy(shift) => match stored {
+            Stored::Offset(offset) => clamp(offset.saturating_add(shift), range),
+            other => {
+                return Err(format!(
+                    "cannot shift {partition}: its stored offset is {other}"
+                ))
+            }
+        },
+        Target::AtTime(Some(offset)) => clamp(offset, range),
+        Target::AtTime(None) => (range.latest, Note::NoRecordSince),
+        Target::Valid(policy) => {
+            let decision = validate(stored, range, &policy)
+                .map_err(|refusal| format!("{partition}: {refusal}"))?;
+            (decision.offset, Note::Validated(decision.action))
+        }
+    };
+    Ok(planned(new_offset, note))
+}
+
+/// The offset moved into the range, and whether it had to be.
+fn clamp(offset: i64, range: PartitionRange) -> (i64, Note) {
+    if offset < range.earliest {
+        (range.earliest, Note::ClampedToEarliest)
+    } else if offset > range.latest {
+        (range.latest, Note::ClampedToLatest)
+    } else {
+        (offset, Note::None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use offsetkeeper::{Action, OnAboveRange, OnBelowRange, OnMissing};
+
+    const RANGE: PartitionRange = PartitionRange {
+        earliest: 100,
+        latest: 200,
+    };
+
+    fn tp() -> TopicPartition {
+        TopicPartition::new("t", 0)
+    }
+
+    fn go(stored: Stored, target: Target) -> Result<(i64, Note), String> {
+        plan(&tp(), &stored, RANGE, target).map(|p| (p.new_offset, p.note))
+    }
+
+    #[test]
+    fn statuses_and_lag() {
+        let corrupt = Stored::Corrupt(b"x".to_vec());
+        for (stored, range, status, lag_) in [
+            (Stored::Offset(150), Some(RANGE), Status::Ok, Some(50)),
+            (Stored::Offset(100), Some(RANGE), Status::Ok, Some(100)),
+            (Stored::Offset(200), Some(RANGE), Status::Ok, Some(0)),
+            (
+                Stored::Offset(99),
+                Some(RANGE),
+                Status::BelowRange,
+                Some(101),
+            ),
+            (
+                Stored::Offset(250),
+                Some(RANGE),
+                Status::AboveRange,
+                Some(-50),
+            ),
+            (Stored::Missing, Some(RANGE), Status::Missing, None),
+            (corrupt.clone(), Some(RANGE), Status::Corrupt, None),
+            (Stored::Offset(5), None, Status::PartitionGone, None),
+            (corrupt, None, Status::PartitionGone, None),
+        ] {
+            assert_eq!(Status::of(&stored, range), status, "{stored:?}");
+            assert_eq!(lag(&stored, range), lag_, "{stored:?}");
+        }
+        assert_eq!(Status::PartitionGone.name(), "partition gone");
+        assert_eq!(Status::BelowRange.name(), "below range");
+    }
+
+    #[test]
+    fn absolute_targets_are_clamped_into_the_range() {
+        let stored = Stored::Offset(150);
+        assert_eq!(go(stored.clone(), Target::Earliest), Ok((100, Note::None)));
+        assert_eq!(go(stored.clone(), Target::Latest), Ok((200, Note::None)));
+        assert_eq!(
+            go(stored.clone(), Target::Offset(120)),
+            Ok((120, Note::None))
+        );
+        assert_eq!(
+            go(stored.clone(), Target::Offset(5)),
+            Ok((100, Note::ClampedToEarliest))
+        );
+        assert_eq!(
+            go(stored.clone(), Target::Offset(999)),
+            Ok((200, Note::ClampedToLatest))
+        );
+        assert_eq!(
+            go(Stored::Missing, Target::Offset(150)),
+            Ok((150, Note::None))
+        );
+    }
+
+    #[test]
+    fn shifts_move_from_the_stored_offset_and_are_clamped() {
+        assert_eq!(
+            go(Stored::Offset(150), Target::ShiftBy(-20)),
+            Ok((130, Note::None))
+        );
+        assert_eq!(
+            go(Stored::Offset(150), Target::ShiftBy(30)),
+            Ok((180, Note::None))
+        );
+        assert_eq!(
+            go(Stored::Offset(150), Target::ShiftBy(-500)),
+            Ok((100, Note::ClampedToEarliest))
+        );
+        assert_eq!(
+            go(Stored::Offset(150), Target::ShiftBy(i64::MAX)),
+            Ok((200, Note::ClampedToLatest))
+        );
+        // From out of range: the shift applies to the stored value, then clamps.
+        assert_eq!(
+            go(Stored::Offset(500), Target::ShiftBy(-310)),
+            Ok((190, Note::None))
+        );
+        for stored in [Stored::Missing, Stored::Corrupt(b"-1".to_vec())] {
+            let message = go(stored, Target::ShiftBy(1)).unwrap_err();
+            assert!(message.contains("cannot shift t-0"), "{message}");
+        }
+    }
+
+    #[test]
+    fn time_targets_use_the_brokers_answer_or_the_log_end() {
+        assert_eq!(
+            go(Stored::Offset(150), Target::AtTime(Some(170))),
+            Ok((170, Note::None))
+        );
+        assert_eq!(
+            go(Stored::Missing, Target::AtTime(None)),
+            Ok((200, Note::NoRecordSince))
+        );
+        assert_eq!(
+            go(Stored::Offset(150), Target::AtTime(Some(50))),
+            Ok((100, Note::ClampedToEarliest))
+        );
+    }
+
+    #[test]
+    fn to_valid_applies_the_policy_like_a_load() {
+        let keep = Policy::default();
+        assert_eq!(
+            go(Stored::Offset(150), Target::Valid(keep)),
+            Ok((150, Note::Validated(Action::Kept)))
+        );
+        assert_eq!(
+            go(Stored::Offset(5), Target::Valid(keep)),
+            Ok((100, Note::Validated(Action::ResetBelowRange)))
+        );
+        let latest = Policy {
+            on_missing: OnMissing::Latest,
+            on_below_range: OnBelowRange::Earliest,
+            on_above_range: OnAboveRange::Latest,
+        };
+        assert_eq!(
+            go(Stored::Missing, Target::Valid(latest)),
+            Ok((200, Note::Validated(Action::Initialized)))
+        );
+        assert_eq!(
+            go(Stored::Offset(900), Target::Valid(latest)),
+            Ok((200, Note::Validated(Action::ResetAboveRange)))
+        );
+        let fail = Policy {
+            on_missing: OnMissing::Fail,
+            ..keep
+        };
+        let message = go(Stored::Missing, Target::Valid(fail)).unwrap_err();
+        assert!(
+            message.contains("t-0") && message.contains("on_missing=fail"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn deltas_need_a_stored_offset() {
+        assert_eq!(delta(&Stored::Offset(150), 100), Some(-50));
+        assert_eq!(delta(&Stored::Missing, 100), None);
+        assert_eq!(delta(&Stored::Corrupt(vec![]), 100), None);
+    }
+}

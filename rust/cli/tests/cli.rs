@@ -1,0 +1,1409 @@
+//! The built `offsetkeeper` binary against the real test cluster: every subcommand, every reset
+//! mode, dry runs that write nothing, export/import round trips, and each error path's exit
+//! status and one-line message. Znodes are staged and read back with a raw ZooKeeper client.
+
+#[path = "../../core/tests/support/mod.rs"]
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use support::{cluster, offset_path, unique, Cluster, Kafka, Zk};
+
+/// What one run of the binary did.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the binary with exactly these arguments and extra environment.
+fn raw_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_offsetkeeper"));
+    command.args(args).env_remove("RUST_LOG");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("run offsetkeeper");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn raw(args: &[&str]) -> Run {
+    raw_env(args, &[])
+}
+
+/// Runs with the cluster's ZooKeeper and Kafka.
+fn run(cluster: &Cluster, args: &[&str]) -> Run {
+    run_env(cluster, args, &[])
+}
+
+fn run_env(cluster: &Cluster, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut all = vec![
+        "--zookeeper",
+        cluster.zookeeper.as_str(),
+        "--bootstrap-servers",
+        cluster.bootstrap.as_str(),
+    ];
+    all.extend_from_slice(args);
+    raw_env(&all, env)
+}
+
+/// Runs with ZooKeeper only.
+fn run_zk(cluster: &Cluster, args: &[&str]) -> Run {
+    let mut all = vec!["--zookeeper", cluster.zookeeper.as_str()];
+    all.extend_from_slice(args);
+    raw(&all)
+}
+
+/// Asserts success and returns the run.
+fn ok(run: Run) -> Run {
+    assert_eq!(run.code, 0, "expected success: {run:?}");
+    run
+}
+
+/// Asserts the exit status and a single stderr line holding `needle`.
+fn fails(run: Run, code: i32, needle: &str) -> Run {
+    assert_eq!(run.code, code, "exit status: {run:?}");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one stderr line expected: {run:?}");
+    assert!(
+        lines[0].contains(needle),
+        "stderr should contain {needle:?}: {run:?}"
+    );
+    run
+}
+
+/// The rows of a table, each split into its whitespace-separated words, header left out.
+fn rows(stdout: &str) -> Vec<Vec<String>> {
+    stdout
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+fn row(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+/// The value of a znode as text.
+fn value(zk: &Zk, path: &str) -> Option<String> {
+    zk.get(path)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The stored offsets of a topic's partitions, as text.
+fn stored(zk: &Zk, group: &str, topic: &str, partitions: i32) -> Vec<Option<String>> {
+    (0..partitions)
+        .map(|p| value(zk, &offset_path(group, topic, p)))
+        .collect()
+}
+
+fn some(values: &[&str]) -> Vec<Option<String>> {
+    values
+        .iter()
+        .map(|v| (*v != "none").then(|| v.to_string()))
+        .collect()
+}
+
+/// A topic with `records` records in each partition.
+fn topic_with(kafka: &Kafka, prefix: &str, partitions: i32, records: usize) -> String {
+    let topic = unique(prefix);
+    kafka.create_topic(&topic, partitions);
+    for p in 0..partitions {
+        kafka.produce(&topic, p, records);
+    }
+    topic
+}
+
+fn temp_file(name: &str, content: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(unique(name));
+    std::fs::write(&path, content).expect("write temp file");
+    path
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn iso_utc(ms: i64) -> String {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .expect("timestamp")
+        .to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// A loopback port nothing listens on.
+fn dead_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+#[test]
+fn describe_shows_each_status_in_every_format() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("desc");
+    let topic = topic_with(&kafka, "desc", 5, 10);
+    let gone = unique("gone");
+    zk.put(&offset_path(&group, &topic, 0), b"4");
+    zk.put(&offset_path(&group, &topic, 1), b"2");
+    kafka.delete_records(&topic, 1, 5);
+    zk.put(&offset_path(&group, &topic, 2), b"50");
+    zk.put(&offset_path(&group, &topic, 4), b"garbage");
+    zk.put(&offset_path(&group, &topic, 9), b"3");
+    zk.put(&offset_path(&group, &gone, 0), b"7");
+
+    let out = ok(run(
+        &cluster,
+        &["--group", &group, "describe", "--topic", &topic],
+    ));
+    assert_eq!(
+        out.stdout
+            .lines()
+            .next()
+            .map(|h| h.split_whitespace().collect::<Vec<_>>()),
+        Some(vec![
+            "TOPIC",
+            "PARTITION",
+            "CURRENT-OFFSET",
+            "LOG-START-OFFSET",
+            "LOG-END-OFFSET",
+            "LAG",
+            "STATUS"
+        ])
+    );
+    let t = topic.as_str();
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "4", "0", "10", "6", "ok"]),
+            row(&[t, "1", "2", "5", "10", "8", "below", "range"]),
+            row(&[t, "2", "50", "0", "10", "-40", "above", "range"]),
+            row(&[t, "3", "-", "0", "10", "-", "missing"]),
+            row(&[t, "4", "-", "0", "10", "-", "corrupt"]),
+            row(&[t, "9", "3", "-", "-", "-", "partition", "gone"]),
+        ]
+    );
+    assert_eq!(out.stderr, "");
+
+    // Some partitions only.
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "describe",
+            "--topic",
+            &format!("{topic}:3,0"),
+        ],
+    ));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "4", "0", "10", "6", "ok"]),
+            row(&[t, "3", "-", "0", "10", "-", "missing"]),
+        ]
+    );
+
+    // CSV and JSON.
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group", &group, "describe", "--topic", &topic, "--format", "csv",
+        ],
+    ));
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "topic,partition,current_offset,log_start_offset,log_end_offset,lag,status"
+    );
+    assert_eq!(lines[1], format!("{topic},0,4,0,10,6,ok"));
+    assert_eq!(lines[6], format!("{topic},9,3,,,,partition gone"));
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group", &group, "describe", "--topic", &topic, "--format", "json",
+        ],
+    ));
+    assert!(
+        out.stdout
+            .starts_with(&format!("{{\"group\":\"{group}\",\"partitions\":[")),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains(&format!(
+        "{{\"topic\":\"{topic}\",\"partition\":0,\"current_offset\":4,\"log_start_offset\":0,\"log_end_offset\":10,\"lag\":6,\"status\":\"ok\"}}"
+    )));
+    assert!(out.stdout.contains(&format!(
+        "{{\"topic\":\"{topic}\",\"partition\":3,\"current_offset\":null,\"log_start_offset\":0,\"log_end_offset\":10,\"lag\":null,\"status\":\"missing\"}}"
+    )));
+
+    // Every stored topic, including one deleted from the brokers.
+    let out = ok(run(
+        &cluster,
+        &["--group", &group, "describe", "--all-topics"],
+    ));
+    let all = rows(&out.stdout);
+    assert_eq!(all.len(), 7, "{}", out.stdout);
+    assert!(all.contains(&row(&[&gone, "0", "7", "-", "-", "-", "partition", "gone"])));
+    // Describe reads only.
+    assert_eq!(value(&zk, &offset_path(&group, &topic, 3)), None);
+    assert_eq!(
+        value(&zk, &offset_path(&group, &topic, 4)).as_deref(),
+        Some("garbage")
+    );
+}
+
+#[test]
+fn list_groups_counts_topics_under_the_base_path() {
+    let cluster = cluster();
+    let zk = Zk::new(&cluster);
+    let base = format!("/{}", unique("lg"));
+    let (g1, g2) = ("job-a", "job-b");
+    for (group, topic) in [(g1, "t1"), (g1, "t2"), (g2, "t1")] {
+        zk.put(&format!("{base}/{group}/offsets/{topic}/0"), b"1");
+    }
+    zk.put(&format!("{base}/no-offsets/owners/t1/0"), b"x");
+
+    let out = ok(run_zk(&cluster, &["--base-path", &base, "list-groups"]));
+    assert_eq!(out.stdout, "GROUP  TOPICS\njob-a  2\njob-b  1\n");
+    let out = ok(run_zk(
+        &cluster,
+        &["--base-path", &base, "list-groups", "--format", "csv"],
+    ));
+    assert_eq!(out.stdout, "group,topics\njob-a,2\njob-b,1\n");
+    let out = ok(run_zk(
+        &cluster,
+        &["--base-path", &base, "list-groups", "--format", "json"],
+    ));
+    assert_eq!(
+        out.stdout,
+        format!("{{\"base_path\":\"{base}\",\"groups\":[{{\"group\":\"job-a\",\"topics\":2}},{{\"group\":\"job-b\",\"topics\":1}}]}}\n")
+    );
+    // An empty base path lists nothing.
+    let out = ok(run_zk(
+        &cluster,
+        &[
+            "--base-path",
+            &format!("/{}", unique("empty")),
+            "list-groups",
+        ],
+    ));
+    assert_eq!(out.stdout, "GROUP  TOPICS\n");
+}
+
+#[test]
+fn reset_to_earliest_and_to_latest_dry_run_then_execute() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let topic = topic_with(&kafka, "rst", 2, 10);
+    kafka.delete_records(&topic, 0, 3);
+    zk.put(&offset_path(&group, &topic, 0), b"5");
+    let t = topic.as_str();
+
+    let args = ["--group", &group, "reset", "--topic", t, "--to-earliest"];
+    let out = ok(run(&cluster, &args));
+    assert_eq!(
+        out.stdout
+            .lines()
+            .next()
+            .map(|h| h.split_whitespace().collect::<Vec<_>>()),
+        Some(vec![
+            "TOPIC",
+            "PARTITION",
+            "CURRENT-OFFSET",
+            "NEW-OFFSET",
+            "DELTA",
+            "LOG-START-OFFSET",
+            "LOG-END-OFFSET",
+            "NOTE"
+        ])
+    );
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "5", "3", "-2", "3", "10"]),
+            row(&[t, "1", "-", "0", "-", "0", "10"]),
+        ]
+    );
+    assert!(out.stderr.contains("dry run: nothing written"), "{out:?}");
+    assert_eq!(stored(&zk, &group, t, 2), some(&["5", "none"]));
+
+    let out = ok(run(&cluster, &[&args[..], &["--execute"]].concat()));
+    assert!(
+        out.stderr
+            .contains(&format!("reset 2 partition(s) of group '{group}': 2 written, 0 unchanged, in 1 ZooKeeper multi request(s)")),
+        "{out:?}"
+    );
+    assert_eq!(stored(&zk, &group, t, 2), some(&["3", "0"]));
+
+    ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--topic",
+            t,
+            "--to-latest",
+            "--execute",
+        ],
+    ));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["10", "10"]));
+}
+
+#[test]
+fn reset_to_offset_clamps_into_each_partitions_range() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let topic = unique("clamp");
+    kafka.create_topic(&topic, 3);
+    kafka.produce(&topic, 0, 10);
+    kafka.produce(&topic, 1, 10);
+    kafka.delete_records(&topic, 1, 6);
+    kafka.produce(&topic, 2, 3);
+    let t = topic.as_str();
+
+    let args = ["--group", &group, "reset", "--topic", t, "--to-offset", "5"];
+    let out = ok(run(&cluster, &args));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "-", "5", "-", "0", "10"]),
+            row(&[t, "1", "-", "6", "-", "6", "10", "clamped", "to", "earliest"]),
+            row(&[t, "2", "-", "3", "-", "0", "3", "clamped", "to", "latest"]),
+        ]
+    );
+    assert_eq!(stored(&zk, &group, t, 3), some(&["none", "none", "none"]));
+    ok(run(&cluster, &[&args[..], &["--execute"]].concat()));
+    assert_eq!(stored(&zk, &group, t, 3), some(&["5", "6", "3"]));
+}
+
+#[test]
+fn reset_shift_by_moves_from_the_stored_offsets() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let topic = topic_with(&kafka, "shift", 3, 10);
+    let t = topic.as_str();
+    zk.put(&offset_path(&group, t, 0), b"5");
+    zk.put(&offset_path(&group, t, 1), b"8");
+    zk.put(&offset_path(&group, t, 2), b"9");
+
+    let shift = |spec: &str, by: &str| {
+        ok(run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                spec,
+                "--shift-by",
+                by,
+                "--execute",
+            ],
+        ))
+    };
+    let out = shift(t, "-3");
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "5", "2", "-3", "0", "10"]),
+            row(&[t, "1", "8", "5", "-3", "0", "10"]),
+            row(&[t, "2", "9", "6", "-3", "0", "10"]),
+        ]
+    );
+    assert_eq!(stored(&zk, &group, t, 3), some(&["2", "5", "6"]));
+    shift(&format!("{t}:0,2"), "100");
+    assert_eq!(stored(&zk, &group, t, 3), some(&["10", "5", "10"]));
+    shift(&format!("{t}:1"), "-50");
+    assert_eq!(stored(&zk, &group, t, 3), some(&["10", "0", "10"]));
+}
+
+#[test]
+fn reset_to_datetime_finds_records_by_their_timestamps() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let topic = unique("dated");
+    let t = topic.as_str();
+    kafka.create_topic(t, 2);
+    // Recent times, so that the brokers' retention (7 days) keeps them.
+    let base = (now_ms() - 2 * 3_600_000) / 1000 * 1000;
+    let minute = 60_000;
+    let p0: Vec<i64> = (0..10).map(|i| base + i * minute).collect();
+    let p1: Vec<i64> = (0..3).map(|i| base + (5 + i) * minute).collect();
+    kafka.produce_at(t, 0, &p0);
+    kafka.produce_at(t, 1, &p1);
+
+    let reset_to = |when: &str, env: &[(&str, &str)]| {
+        run_env(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                t,
+                "--to-datetime",
+                when,
+                "--execute",
+            ],
+            env,
+        )
+    };
+    // Exactly at a record's time: that record.
+    let out = ok(reset_to(&iso_utc(base + 3 * minute), &[]));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["3", "0"]), "{out:?}");
+    // Between two records: the later one.
+    ok(reset_to(&iso_utc(base + 3 * minute + 30_000), &[]));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["4", "0"]));
+    // With a zone offset.
+    let plus_two = DateTime::<Utc>::from_timestamp_millis(base + 6 * minute)
+        .expect("timestamp")
+        .with_timezone(&FixedOffset::east_opt(2 * 3600).expect("offset"))
+        .to_rfc3339_opts(SecondsFormat::Secs, false);
+    assert!(plus_two.ends_with("+02:00"), "{plus_two}");
+    ok(reset_to(&plus_two, &[]));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["6", "1"]));
+    // Without a zone: the local time of the machine (TZ).
+    let local = DateTime::<Utc>::from_timestamp_millis(base + 7 * minute)
+        .expect("timestamp")
+        .with_timezone(&FixedOffset::east_opt(-3 * 3600).expect("offset"))
+        .format("%Y-%m-%dT%H:%M:%S")
+        .to_string();
+    ok(reset_to(&local, &[("TZ", "Etc/GMT+3")]));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["7", "2"]));
+    // After every record: the log end, with a note.
+    let out = ok(reset_to(&iso_utc(base + 20 * minute), &[]));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["10", "3"]));
+    assert!(out.stdout.contains("no record since; log end"), "{out:?}");
+    // Before every record: the first.
+    ok(reset_to(&iso_utc(base - 60 * minute), &[]));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["0", "0"]));
+}
+
+#[test]
+fn reset_by_duration_counts_back_from_now() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let topic = unique("ago");
+    let t = topic.as_str();
+    kafka.create_topic(t, 1);
+    let now = now_ms();
+    let hour = 3_600_000;
+    kafka.produce_at(
+        t,
+        0,
+        &[now - 3 * hour, now - 2 * hour, now - hour, now - 600_000],
+    );
+
+    for (duration, expected) in [
+        ("PT90M", "2"),
+        ("P1D", "0"),
+        ("PT5M", "4"),
+        ("PT2H30M", "1"),
+    ] {
+        let out = ok(run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                t,
+                "--by-duration",
+                duration,
+                "--execute",
+            ],
+        ));
+        assert_eq!(
+            value(&zk, &offset_path(&group, t, 0)).as_deref(),
+            Some(expected),
+            "{duration}: {out:?}"
+        );
+    }
+}
+
+#[test]
+fn reset_from_file_reads_csv_and_export_zk_lines() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let topic = topic_with(&kafka, "file", 2, 10);
+    let t = topic.as_str();
+    zk.put(&offset_path(&group, t, 0), b"1");
+
+    let csv = temp_file(
+        "reset.csv",
+        &format!("topic,partition,offset\n{t},0,4\n{t},1,99\n"),
+    );
+    let csv = csv.to_str().expect("path");
+    let args = ["--group", &group, "reset", "--from-file", csv];
+    let out = ok(run(&cluster, &args));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "1", "4", "3", "0", "10"]),
+            row(&[t, "1", "-", "10", "-", "0", "10", "clamped", "to", "latest"]),
+        ]
+    );
+    assert_eq!(stored(&zk, &group, t, 2), some(&["1", "none"]));
+    ok(run(&cluster, &[&args[..], &["--execute"]].concat()));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["4", "10"]));
+
+    // Only the file's partitions move.
+    let lines = temp_file("reset.zk", &format!("/consumers/{group}/offsets/{t}/0:7\n"));
+    ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--from-file",
+            lines.to_str().expect("path"),
+            "--execute",
+        ],
+    ));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["7", "10"]));
+}
+
+#[test]
+fn reset_export_prints_a_plan_that_from_file_reads_back() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let topic = topic_with(&kafka, "plan", 2, 10);
+    let t = topic.as_str();
+
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--topic",
+            t,
+            "--to-offset",
+            "6",
+            "--export",
+        ],
+    ));
+    assert_eq!(out.stdout, format!("{t},0,6\n{t},1,6\n"));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["none", "none"]));
+    let plan = temp_file("plan.csv", &out.stdout);
+
+    ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--topic",
+            t,
+            "--to-latest",
+            "--execute",
+        ],
+    ));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["10", "10"]));
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--from-file",
+            plan.to_str().expect("path"),
+            "--execute",
+            "--export",
+        ],
+    ));
+    assert_eq!(out.stdout, format!("{t},0,6\n{t},1,6\n"));
+    assert_eq!(stored(&zk, &group, t, 2), some(&["6", "6"]));
+}
+
+#[test]
+fn reset_to_valid_applies_the_load_policies() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let topic = topic_with(&kafka, "valid", 5, 10);
+    let t = topic.as_str();
+    kafka.delete_records(t, 1, 4);
+    zk.put(&offset_path(&group, t, 0), b"5");
+    zk.put(&offset_path(&group, t, 1), b"1");
+    zk.put(&offset_path(&group, t, 2), b"99");
+    zk.put(&offset_path(&group, t, 4), b"-1");
+
+    let args = ["--group", &group, "reset", "--topic", t, "--to-valid"];
+    let out = ok(run(&cluster, &args));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "5", "5", "0", "0", "10", "kept"]),
+            row(&[t, "1", "1", "4", "3", "4", "10", "reset", "below", "range"]),
+            row(&[t, "2", "99", "0", "-99", "0", "10", "reset", "above", "range"]),
+            row(&[t, "3", "-", "0", "-", "0", "10", "initialized"]),
+            row(&[t, "4", "corrupt", "0", "-", "0", "10", "corrupt", "replaced"]),
+        ]
+    );
+    assert_eq!(
+        stored(&zk, &group, t, 5),
+        some(&["5", "1", "99", "none", "-1"])
+    );
+    let latest = [
+        "--on-above-range",
+        "latest",
+        "--on-missing",
+        "latest",
+        "--execute",
+    ];
+    ok(run(&cluster, &[&args[..], &latest].concat()));
+    assert_eq!(
+        stored(&zk, &group, t, 5),
+        some(&["5", "4", "10", "10", "10"])
+    );
+}
+
+#[test]
+fn reset_all_topics_covers_every_stored_topic_and_skips_gone_partitions() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let (a, b) = (
+        topic_with(&kafka, "all", 1, 10),
+        topic_with(&kafka, "all", 2, 10),
+    );
+    zk.put(&offset_path(&group, &a, 0), b"3");
+    zk.put(&offset_path(&group, &a, 5), b"3");
+    zk.put(&offset_path(&group, &b, 1), b"4");
+
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--all-topics",
+            "--to-earliest",
+            "--execute",
+        ],
+    ));
+    assert_eq!(stored(&zk, &group, &a, 1), some(&["0"]));
+    assert_eq!(stored(&zk, &group, &b, 2), some(&["0", "0"]));
+    assert_eq!(
+        value(&zk, &offset_path(&group, &a, 5)).as_deref(),
+        Some("3")
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "{a}-5: the partition no longer exists on the brokers; not reset"
+        )),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn export_and_import_round_trip_in_both_formats() {
+    let cluster = cluster();
+    let zk = Zk::new(&cluster);
+    let (group, copy) = (unique("exp"), unique("copy"));
+    let (a, b) = (unique("exa"), unique("exb"));
+    zk.put(&offset_path(&group, &a, 0), b"3");
+    zk.put(&offset_path(&group, &a, 1), b"7");
+    zk.put(&offset_path(&group, &a, 2), b"oops");
+    zk.put(&offset_path(&group, &b, 0), b"1");
+
+    // CSV to stdout, without Kafka; the corrupt value is left out with a warning.
+    let out = ok(run_zk(&cluster, &["--group", &group, "export"]));
+    assert_eq!(out.stdout, format!("{a},0,3\n{a},1,7\n{b},0,1\n"));
+    assert!(
+        out.stderr
+            .contains(&format!("{a}-2: stored value is not an offset")),
+        "{out:?}"
+    );
+    let csv = temp_file("export.csv", &out.stdout);
+
+    // Import into another group: a dry run writes nothing.
+    let import = |group: &str, file: &PathBuf, execute: bool| {
+        let mut args = vec![
+            "--group",
+            group,
+            "import",
+            "--from-file",
+            file.to_str().expect("path"),
+        ];
+        if execute {
+            args.push("--execute");
+        }
+        ok(run_zk(&cluster, &args))
+    };
+    let out = import(&copy, &csv, false);
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[&a, "0", "-", "3", "-"]),
+            row(&[&a, "1", "-", "7", "-"]),
+            row(&[&b, "0", "-", "1", "-"]),
+        ]
+    );
+    assert!(out.stderr.contains("dry run"), "{out:?}");
+    assert_eq!(stored(&zk, &copy, &a, 2), some(&["none", "none"]));
+    let out = import(&copy, &csv, true);
+    assert!(out.stderr.contains("imported 3 offset(s)"), "{out:?}");
+    assert_eq!(stored(&zk, &copy, &a, 2), some(&["3", "7"]));
+    assert_eq!(stored(&zk, &copy, &b, 1), some(&["1"]));
+
+    // ExportZkOffsets lines to a file, then back after the offsets moved.
+    let zk_file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(unique("export.zk"));
+    let out = ok(run_zk(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "export",
+            "--topic",
+            &a,
+            "--format",
+            "zk",
+            "--output",
+            zk_file.to_str().expect("path"),
+        ],
+    ));
+    assert_eq!(out.stdout, "");
+    let text = std::fs::read_to_string(&zk_file).expect("export file");
+    assert_eq!(
+        text,
+        format!("/consumers/{group}/offsets/{a}/0:3\n/consumers/{group}/offsets/{a}/1:7\n")
+    );
+    zk.put(&offset_path(&group, &a, 0), b"100");
+    zk.put(&offset_path(&group, &a, 1), b"200");
+    let out = import(&group, &zk_file, true);
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[&a, "0", "100", "3", "-97"]),
+            row(&[&a, "1", "200", "7", "-193"])
+        ]
+    );
+    assert_eq!(stored(&zk, &group, &a, 2), some(&["3", "7"]));
+
+    // A chosen base path is honoured both ways.
+    let base = format!("/{}", unique("base"));
+    let out = ok(run_zk(
+        &cluster,
+        &[
+            "--base-path",
+            &base,
+            "--group",
+            &group,
+            "import",
+            "--from-file",
+            csv.to_str().expect("path"),
+            "--execute",
+        ],
+    ));
+    assert!(out.stderr.contains("imported 3"), "{out:?}");
+    let out = ok(run_zk(
+        &cluster,
+        &[
+            "--base-path",
+            &base,
+            "--group",
+            &group,
+            "export",
+            "--format",
+            "zk",
+            "--topic",
+            &format!("{a}:1"),
+        ],
+    ));
+    assert_eq!(out.stdout, format!("{base}/{group}/offsets/{a}/1:7\n"));
+}
+
+#[test]
+fn delete_removes_a_topics_offsets_only_with_execute() {
+    let cluster = cluster();
+    let zk = Zk::new(&cluster);
+    let group = unique("del");
+    let (a, b) = (unique("dela"), unique("delb"));
+    zk.put(&offset_path(&group, &a, 0), b"3");
+    zk.put(&offset_path(&group, &a, 1), b"bad");
+    zk.put(&offset_path(&group, &b, 0), b"1");
+    let dir = format!("/consumers/{group}/offsets/{a}");
+
+    let out = ok(run_zk(
+        &cluster,
+        &["--group", &group, "delete", "--topic", &a],
+    ));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![row(&[&a, "0", "3"]), row(&[&a, "1", "corrupt"])]
+    );
+    assert!(out.stderr.contains("dry run: nothing deleted"), "{out:?}");
+    assert_eq!(stored(&zk, &group, &a, 2), some(&["3", "bad"]));
+
+    let out = ok(run_zk(
+        &cluster,
+        &["--group", &group, "delete", "--topic", &a, "--execute"],
+    ));
+    assert!(
+        out.stderr.contains(&format!(
+            "deleted 2 stored offset(s) of 1 topic(s) from group '{group}'"
+        )),
+        "{out:?}"
+    );
+    assert_eq!(zk.get(&dir), None);
+    assert_eq!(stored(&zk, &group, &b, 1), some(&["1"]));
+
+    fails(
+        run_zk(&cluster, &["--group", &group, "delete", "--topic", &a]),
+        1,
+        &format!("error: group '{group}' has no stored offsets for topic '{a}'"),
+    );
+}
+
+#[test]
+fn migrate_copies_offsets_to_and_from_kafka() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let (group, back) = (unique("mig"), unique("back"));
+    let topic = topic_with(&kafka, "mig", 2, 10);
+    let t = topic.as_str();
+    zk.put(&offset_path(&group, t, 0), b"4");
+    zk.put(&offset_path(&group, t, 1), b"6");
+
+    let to_kafka = ["--group", &group, "migrate", "--to-kafka", "--topic", t];
+    let out = ok(run(&cluster, &to_kafka));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "-", "4", "-", "ok"]),
+            row(&[t, "1", "-", "6", "-", "ok"])
+        ]
+    );
+    assert_eq!(kafka.group_offsets(&group, t, &[0, 1]), vec![None, None]);
+    let out = ok(run(&cluster, &[&to_kafka[..], &["--execute"]].concat()));
+    assert!(
+        out.stderr.contains(&format!(
+            "committed 2 offset(s) of ZooKeeper group '{group}' to Kafka group '{group}'"
+        )),
+        "{out:?}"
+    );
+    assert_eq!(
+        kafka.group_offsets(&group, t, &[0, 1]),
+        vec![Some(4), Some(6)]
+    );
+
+    // Back into another ZooKeeper group, from the Kafka group of the first.
+    let from_kafka = [
+        "--group",
+        &back,
+        "migrate",
+        "--from-kafka",
+        "--kafka-group",
+        &group,
+        "--topic",
+        t,
+    ];
+    let out = ok(run(&cluster, &from_kafka));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![row(&[t, "0", "-", "4", "-"]), row(&[t, "1", "-", "6", "-"])]
+    );
+    assert_eq!(stored(&zk, &back, t, 2), some(&["none", "none"]));
+    ok(run(&cluster, &[&from_kafka[..], &["--execute"]].concat()));
+    assert_eq!(stored(&zk, &back, t, 2), some(&["4", "6"]));
+
+    // --all-topics from Kafka finds the topics the Kafka group committed.
+    let other = unique("kgrp");
+    kafka.commit_group(&other, t, &[(1, 9)]);
+    ok(run(
+        &cluster,
+        &[
+            "--group",
+            &other,
+            "migrate",
+            "--from-kafka",
+            "--all-topics",
+            "--execute",
+        ],
+    ));
+    assert_eq!(stored(&zk, &other, t, 2), some(&["none", "9"]));
+}
+
+#[test]
+fn migrate_to_kafka_is_refused_while_the_kafka_group_is_active() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("busy");
+    let topic = topic_with(&kafka, "busy", 1, 5);
+    zk.put(&offset_path(&group, &topic, 0), b"2");
+
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &cluster.bootstrap)
+        .set("group.id", &group)
+        .create()
+        .expect("consumer");
+    consumer.subscribe(&[&topic]).expect("subscribe");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while consumer.assignment().map(|a| a.count()).unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "consumer got no assignment");
+        let _ = consumer.poll(Duration::from_millis(100));
+    }
+    let out = run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "migrate",
+            "--to-kafka",
+            "--topic",
+            &topic,
+            "--execute",
+        ],
+    );
+    fails(out, 1, "active member(s)");
+    drop(consumer);
+}
+
+#[test]
+fn error_paths_exit_non_zero_with_one_line() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("err");
+    let topic = topic_with(&kafka, "err", 2, 10);
+    let t = topic.as_str();
+    zk.put(&offset_path(&group, t, 0), b"5");
+    let missing = unique("nosuch");
+
+    // The command line: status 2.
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                t,
+                "--to-earliest",
+                "--to-latest",
+            ],
+        ),
+        2,
+        "error: the argument '--to-earliest' cannot be used with '--to-latest'",
+    );
+    fails(
+        run(&cluster, &["--group", &group, "reset", "--all-topics"]),
+        2,
+        "the following required arguments were not provided",
+    );
+    fails(raw(&["list-groups"]), 2, "--zookeeper is required");
+    fails(
+        run(&cluster, &["describe", "--all-topics"]),
+        2,
+        "describe needs --group",
+    );
+    fails(
+        run_zk(&cluster, &["--group", &group, "describe", "--all-topics"]),
+        2,
+        "describe needs the Kafka brokers: give --bootstrap-servers",
+    );
+    fails(
+        run(&cluster, &["--group", "a/b", "describe", "--all-topics"]),
+        2,
+        "group name 'a/b' contains '/'",
+    );
+    fails(
+        run(&cluster, &["--base-path", "consumers", "list-groups"]),
+        2,
+        "base path 'consumers'",
+    );
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                t,
+                "--to-datetime",
+                "last tuesday",
+            ],
+        ),
+        2,
+        "date-time 'last tuesday' is not ISO-8601",
+    );
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                t,
+                "--by-duration",
+                "2 hours",
+            ],
+        ),
+        2,
+        "duration '2 hours' does not start with P",
+    );
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                t,
+                "--to-offset",
+                "-1",
+            ],
+        ),
+        2,
+        "'-1'",
+    );
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                &format!("{t}:x"),
+                "--to-latest",
+            ],
+        ),
+        2,
+        "partition 'x' of topic",
+    );
+    fails(
+        raw(&["frobnicate"]),
+        2,
+        "unrecognized subcommand 'frobnicate'",
+    );
+
+    // Operations that fail: status 1.
+    fails(
+        run(
+            &cluster,
+            &["--group", &group, "describe", "--topic", &missing],
+        ),
+        1,
+        &format!("error: unknown topic '{missing}'"),
+    );
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                &missing,
+                "--to-latest",
+            ],
+        ),
+        1,
+        &format!("unknown topic '{missing}'"),
+    );
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                &format!("{t}:7"),
+                "--to-latest",
+            ],
+        ),
+        1,
+        &format!("topic '{t}' has no partition 7"),
+    );
+    fails(
+        run(
+            &cluster,
+            &["--group", &group, "reset", "--topic", t, "--shift-by", "1"],
+        ),
+        1,
+        &format!("cannot shift {t}-1: its stored offset is none"),
+    );
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                t,
+                "--to-valid",
+                "--on-missing",
+                "fail",
+            ],
+        ),
+        1,
+        "on_missing=fail",
+    );
+    let bad = temp_file("bad.csv", &format!("{t},0,1\n\n{t},x,2\n"));
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--from-file",
+                bad.to_str().expect("path"),
+            ],
+        ),
+        1,
+        &format!("{}: line 3: partition 'x' is not a number", bad.display()),
+    );
+    let unknown = temp_file("unknown.csv", &format!("{t},0,1\n{missing},0,2\n"));
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--from-file",
+                unknown.to_str().expect("path"),
+            ],
+        ),
+        1,
+        &format!("line 2: unknown topic '{missing}'"),
+    );
+    let beyond = temp_file("beyond.csv", &format!("{t},0,1\n{t},4,2\n"));
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--from-file",
+                beyond.to_str().expect("path"),
+            ],
+        ),
+        1,
+        &format!("line 2: partition {t}-4 does not exist on the brokers"),
+    );
+    let other_group = temp_file("other.zk", "/consumers/someone-else/offsets/t/0:1\n");
+    fails(
+        run_zk(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "import",
+                "--from-file",
+                other_group.to_str().expect("path"),
+            ],
+        ),
+        1,
+        "line 1: the path is of group 'someone-else'",
+    );
+    fails(
+        run_zk(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "import",
+                "--from-file",
+                "/nonexistent/offsets.csv",
+            ],
+        ),
+        1,
+        "cannot read offsets file /nonexistent/offsets.csv",
+    );
+    let empty_group = unique("empty");
+    fails(
+        run_zk(&cluster, &["--group", &empty_group, "export"]),
+        1,
+        &format!("group '{empty_group}' has no stored offsets under /consumers"),
+    );
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &empty_group,
+                "migrate",
+                "--from-kafka",
+                "--topic",
+                t,
+            ],
+        ),
+        1,
+        &format!(
+            "nothing to migrate: Kafka group '{empty_group}' has no committed offsets for {t}"
+        ),
+    );
+    // Nothing was written by any of these.
+    assert_eq!(stored(&zk, &group, t, 2), some(&["5", "none"]));
+}
+
+#[test]
+fn unreachable_servers_fail_within_the_timeout_naming_the_server() {
+    let cluster = cluster();
+    let port = dead_port();
+    let dead = format!("127.0.0.1:{port}");
+    let group = unique("dead");
+
+    let started = Instant::now();
+    fails(
+        raw(&["--zookeeper", &dead, "--timeout", "1500", "list-groups"]),
+        1,
+        &format!("ZooKeeper at {dead}"),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let started = Instant::now();
+    fails(
+        raw(&[
+            "--zookeeper",
+            &cluster.zookeeper,
+            "--bootstrap-servers",
+            &dead,
+            "--timeout",
+            "1500",
+            "--group",
+            &group,
+            "describe",
+            "--topic",
+            "anything",
+        ]),
+        1,
+        &format!("Kafka metadata request failed (bootstrap.servers={dead})"),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn command_config_supplies_settings_and_never_prints_secrets() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("cfg");
+    let topic = topic_with(&kafka, "cfg", 1, 4);
+    zk.put(&offset_path(&group, &topic, 0), b"1");
+
+    // Connection settings from the file alone; zookeeper.* security keys are ignored, by name.
+    let config = temp_file(
+        "client.properties",
+        &format!(
+            "# operator settings\nbootstrap.servers={}\nzookeeper.connect={}\nclient.id=offsetkeeper-cli-test\nzookeeper.auth=digest\\:admin\\:Hunter2Secret\n",
+            cluster.bootstrap, cluster.zookeeper
+        ),
+    );
+    let config = config.to_str().expect("path");
+    let out = ok(raw(&[
+        "--command-config",
+        config,
+        "--group",
+        &group,
+        "describe",
+        "--topic",
+        &topic,
+    ]));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![row(&[&topic, "0", "1", "0", "4", "3", "ok"])]
+    );
+    assert!(out.stderr.contains("'zookeeper.auth' ignored"), "{out:?}");
+    assert!(!out.stderr.contains("Hunter2Secret"), "{out:?}");
+
+    // A client setting the brokers' client refuses: the error names no secret.
+    let insecure = temp_file(
+        "bad.properties",
+        "security.protocol=nonsense\nsasl.password=TopSecret-42\n",
+    );
+    let out = run(
+        &cluster,
+        &[
+            "--command-config",
+            insecure.to_str().expect("path"),
+            "--group",
+            &group,
+            "describe",
+            "--topic",
+            &topic,
+        ],
+    );
+    let out = fails(out, 1, "Kafka client settings were refused");
+    assert!(!out.stderr.contains("TopSecret-42"), "{out:?}");
+
+    let malformed = temp_file("malformed.properties", "ok=1\nssl.key.password=abc\\u12\n");
+    let out = run(
+        &cluster,
+        &[
+            "--command-config",
+            malformed.to_str().expect("path"),
+            "--group",
+            &group,
+            "describe",
+            "--topic",
+            &topic,
+        ],
+    );
+    let out = fails(
+        out,
+        2,
+        "line 2: value of 'ssl.key.password' has a bad \\u escape",
+    );
+    assert!(!out.stderr.contains("abc"), "{out:?}");
+}
+
+#[test]
+fn every_subcommand_has_help_with_an_example() {
+    for command in [
+        "describe",
+        "list-groups",
+        "reset",
+        "export",
+        "import",
+        "delete",
+        "migrate",
+    ] {
+        let out = ok(raw(&[command, "--help"]));
+        assert!(out.stdout.contains("Example"), "{command}: {out:?}");
+        assert!(out.stdout.contains("offsetkeeper --zookeeper"), "{command}");
+    }
+    let out = ok(raw(&["--help"]));
+    assert!(out.stdout.contains("Exit status"), "{out:?}");
+    let out = ok(raw(&["--version"]));
+    assert!(out.stdout.starts_with("offsetkeeper "), "{out:?}");
+}

@@ -1,0 +1,325 @@
+//! Operator work on stored offsets, for the CLI: the groups and topics under the base path,
+//! everything a group stored, the deletion of a topic's offsets, the brokers' offsets for a
+//! timestamp, and Kafka's own group offsets (`__consumer_offsets`) for migrations.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use crate::error::{Error, Result};
+use crate::keeper::check_commit;
+use crate::names::check_name;
+use crate::runtime::runtime;
+use crate::validate::{PartitionRange, Stored};
+use crate::zookeeper::layout::GroupLayout;
+use crate::zookeeper::WriteOp;
+use crate::{OffsetKeeper, TopicPartition};
+
+/// A group that has an offsets folder under the base path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupSummary {
+    pub group: String,
+    /// Topic folders under `<base>/<group>/offsets`.
+    pub topics: usize,
+}
+
+/// One partition that is stored in ZooKeeper, exists on the brokers, or both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Surveyed {
+    pub partition: TopicPartition,
+    /// [`Stored::Missing`] for a partition that exists but has no znode.
+    pub stored: Stored,
+    /// `None` for a stored partition the brokers no longer have.
+    pub range: Option<PartitionRange>,
+}
+
+impl OffsetKeeper {
+    /// The groups under the base path that have an `offsets` folder, sorted by name, each with
+    /// its number of topic folders.
+    pub fn groups(&self) -> Result<Vec<GroupSummary>> {
+        let base = self.store.config().base_path.as_str();
+        runtime()?.block_on(async {
+            let Some(mut groups) = self.store.children(base).await? else {
+                return Ok(Vec::new());
+            };
+            groups.sort_unstable();
+            let dirs: Vec<String> = groups
+                .iter()
+                .map(|group| {
+                    GroupLayout {
+                        base_path: base,
+                        group,
+                    }
+                    .offsets_dir()
+                })
+                .collect();
+            let topics =
+                futures::future::try_join_all(dirs.iter().map(|dir| self.store.children(dir)))
+                    .await?;
+            Ok(groups
+                .into_iter()
+                .zip(topics)
+                .filter_map(|(group, topics)| {
+                    topics.map(|topics| GroupSummary {
+                        group,
+                        topics: topics.len(),
+                    })
+                })
+                .collect())
+        })
+    }
+
+    /// The topics a group has a folder for, sorted. Folders whose name is not a legal topic
+    /// name (offsetkeeper never writes one) are left out with a WARN line.
+    pub fn stored_topics(&self, group: &str) -> Result<Vec<String>> {
+        check_name("group", group)?;
+        let dir = self.layout(group).offsets_dir();
+        let children = runtime()?.block_on(self.store.children(&dir))?;
+        let mut topics: Vec<String> = children
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|topic| match check_name("topic", topic) {
+                Ok(()) => true,
+                Err(err) => {
+                    log::warn!("{dir}: skipping a folder: {err}");
+                    false
+                }
+            })
+            .collect();
+        topics.sort_unstable();
+        Ok(topics)
+    }
+
+    /// Every offset a group stored for the topics, whether or not the partition still exists,
+    /// in the order the topics are given then partition order. Children of a topic folder that
+    /// are not partition numbers are left out with a WARN line.
+    pub fn stored(&self, group: &str, topics: &[String]) -> Result<Vec<(TopicPartition, Stored)>> {
+        let topics = checked_topics(group, topics)?;
+        let layout = self.layout(group);
+        let dirs: Vec<String> = topics.iter().map(|t| layout.topic_dir(t)).collect();
+        runtime()?.block_on(async {
+            let listed =
+                futures::future::try_join_all(dirs.iter().map(|dir| self.store.children(dir)))
+                    .await?;
+            let mut partitions = Vec::new();
+            for ((topic, dir), children) in topics.iter().zip(&dirs).zip(listed) {
+                let mut ids = BTreeSet::new();
+                for child in children.unwrap_or_default() {
+                    match parse_partition(&child) {
+                        Some(id) => {
+                            ids.insert(id);
+                        }
+                        None => log::warn!("{dir}/{child}: not a partition number; skipped"),
+                    }
+                }
+                partitions.extend(ids.into_iter().map(|id| TopicPartition::new(topic, id)));
+            }
+            let paths: Vec<String> = partitions
+                .iter()
+                .map(|tp| layout.offset_path(&tp.topic, tp.partition))
+                .collect();
+            let values = self.store.read(&paths).await?;
+            Ok(partitions
+                .into_iter()
+                .zip(values)
+                .map(|(tp, raw)| (tp, raw.map_or(Stored::Missing, |raw| Stored::parse(&raw))))
+                .collect())
+        })
+    }
+
+    /// The union of what a group stored for the topics and the partitions the brokers have,
+    /// with each existing partition's range: the view of `describe`. A topic that is neither
+    /// stored nor on the brokers is an [`Error::UnknownTopic`].
+    pub fn survey(&self, group: &str, topics: &[String]) -> Result<Vec<Surveyed>> {
+        let topics = checked_topics(group, topics)?;
+        let brokers = self.brokers()?;
+        let (stored, existing) = std::thread::scope(|scope| {
+            let existing = scope.spawn(|| {
+                let known = brokers.topic_partitions(&topics)?;
+                let partitions: Vec<TopicPartition> = known
+                    .iter()
+                    .flat_map(|(topic, ids)| {
+                        ids.iter().map(move |id| TopicPartition::new(topic, *id))
+                    })
+                    .collect();
+                brokers.ranges(&partitions)
+            });
+            let stored = self.stored(group, &topics);
+            let existing = existing
+                .join()
+                .unwrap_or_else(|_| Err(Error::Internal("metadata thread panicked".into())));
+            (stored, existing)
+        });
+        let (stored, mut ranges) = (stored?, existing?);
+        let mut by_topic: HashMap<String, Vec<Surveyed>> = HashMap::new();
+        let mut seen = HashSet::new();
+        for (partition, stored) in stored {
+            seen.insert(partition.clone());
+            let range = ranges.remove(&partition);
+            by_topic
+                .entry(partition.topic.clone())
+                .or_default()
+                .push(Surveyed {
+                    partition,
+                    stored,
+                    range,
+                });
+        }
+        for (partition, range) in ranges {
+            if !seen.contains(&partition) {
+                by_topic
+                    .entry(partition.topic.clone())
+                    .or_default()
+                    .push(Surveyed {
+                        partition,
+                        stored: Stored::Missing,
+                        range: Some(range),
+                    });
+            }
+        }
+        let mut rows = Vec::new();
+        for topic in &topics {
+            let mut partitions = by_topic.remove(topic).ok_or_else(|| Error::UnknownTopic {
+                topic: topic.clone(),
+                bootstrap: brokers.settings().bootstrap.clone(),
+            })?;
+            partitions.sort_by_key(|row| row.partition.partition);
+            rows.extend(partitions);
+        }
+        Ok(rows)
+    }
+
+    /// Deletes the topics' folders and every offset in them, all in one multi. Returns the
+    /// number of offset nodes deleted; topics the group has no folder for are skipped.
+    pub fn delete_topics(&self, group: &str, topics: &[String]) -> Result<usize> {
+        let topics = checked_topics(group, topics)?;
+        let layout = self.layout(group);
+        let dirs: Vec<String> = topics.iter().map(|t| layout.topic_dir(t)).collect();
+        runtime()?.block_on(async {
+            let listed =
+                futures::future::try_join_all(dirs.iter().map(|dir| self.store.children(dir)))
+                    .await?;
+            let mut ops = Vec::new();
+            let mut deleted = 0;
+            for (dir, children) in dirs.iter().zip(listed) {
+                let Some(children) = children else { continue };
+                deleted += children.len();
+                ops.extend(children.iter().map(|child| WriteOp::Delete {
+                    path: format!("{dir}/{child}"),
+                }));
+                ops.push(WriteOp::Delete { path: dir.clone() });
+            }
+            if !ops.is_empty() {
+                self.store.write(&ops).await?;
+            }
+            Ok(deleted)
+        })
+    }
+
+    /// The partitions of the topics, from broker metadata, in the order asked. An unknown topic
+    /// is an error naming it.
+    pub fn partitions(&self, topics: &[String]) -> Result<Vec<TopicPartition>> {
+        for topic in topics {
+            check_name("topic", topic)?;
+        }
+        self.brokers()?.partitions(topics)
+    }
+
+    /// Every topic of the cluster but Kafka's internal ones, sorted.
+    pub fn kafka_topics(&self) -> Result<Vec<String>> {
+        self.brokers()?.topics()
+    }
+
+    /// For each partition, the first offset whose record timestamp is at or after
+    /// `timestamp_ms` (milliseconds since the epoch); `None` when no record is that recent.
+    pub fn offsets_for_timestamp(
+        &self,
+        partitions: &[TopicPartition],
+        timestamp_ms: i64,
+    ) -> Result<HashMap<TopicPartition, Option<i64>>> {
+        self.brokers()?
+            .offsets_for_timestamp(partitions, timestamp_ms)
+    }
+
+    /// The offsets a Kafka consumer group committed to Kafka itself, in the order given; `None`
+    /// where it committed none.
+    pub fn kafka_group_offsets(
+        &self,
+        group: &str,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<i64>)>> {
+        self.brokers()?.group_offsets(group, partitions)
+    }
+
+    /// Commits offsets to a Kafka consumer group (`__consumer_offsets`). Refused while the
+    /// group has active members, and for the same bad input as [`OffsetKeeper::commit`].
+    pub fn commit_kafka_group_offsets(
+        &self,
+        group: &str,
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<()> {
+        check_commit(group, offsets)?;
+        self.brokers()?.commit_group_offsets(group, offsets)
+    }
+
+    fn layout<'a>(&'a self, group: &'a str) -> GroupLayout<'a> {
+        GroupLayout {
+            base_path: &self.store.config().base_path,
+            group,
+        }
+    }
+}
+
+/// Checks the group and topic names and drops repeated topics, keeping the first.
+fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
+    check_name("group", group)?;
+    if topics.is_empty() {
+        return Err(Error::invalid(
+            "topic list is empty; give at least one topic",
+        ));
+    }
+    let mut unique = HashSet::new();
+    let mut checked = Vec::with_capacity(topics.len());
+    for topic in topics {
+        check_name("topic", topic)?;
+        if unique.insert(topic.as_str()) {
+            checked.push(topic.clone());
+        }
+    }
+    Ok(checked)
+}
+
+/// A partition znode's name: decimal digits only, within `i32`.
+fn parse_partition(name: &str) -> Option<i32> {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    name.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_names_are_plain_numbers() {
+        assert_eq!(parse_partition("0"), Some(0));
+        assert_eq!(parse_partition("17"), Some(17));
+        for bad in ["", "-1", "+1", "1a", "x", "99999999999", " 1"] {
+            assert_eq!(parse_partition(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn topics_are_checked_and_deduplicated_in_order() {
+        let topics = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            checked_topics("g", &topics(&["b", "a", "b"])).unwrap(),
+            topics(&["b", "a"])
+        );
+        assert!(checked_topics("g", &[]).is_err());
+        let message = checked_topics("g", &topics(&["ok", "no/pe"]))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("'no/pe'"), "{message}");
+        assert!(checked_topics("a b", &topics(&["t"])).is_err());
+    }
+}
