@@ -1,0 +1,252 @@
+package io.offsetkeeper.e2e;
+
+import io.offsetkeeper.LoadReport;
+import io.offsetkeeper.OffsetKeeper;
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.streaming.Durations;
+import org.apache.spark.streaming.api.java.JavaInputDStream;
+import org.apache.spark.streaming.api.java.JavaStreamingContext;
+import org.apache.spark.streaming.kafka010.ConsumerStrategies;
+import org.apache.spark.streaming.kafka010.HasOffsetRanges;
+import org.apache.spark.streaming.kafka010.KafkaUtils;
+import org.apache.spark.streaming.kafka010.LocationStrategies;
+import org.apache.spark.streaming.kafka010.OffsetRange;
+
+/**
+ * A Spark Streaming job as users write it: {@code createDirectStream} with
+ * {@code ConsumerStrategies.Subscribe}, offsets kept in ZooKeeper, a commit at the end of each
+ * batch. It records every record it processes, so tests can prove nothing was skipped.
+ *
+ * <p>Two ways to get the starting offsets: through offsetkeeper, or read raw from ZooKeeper the
+ * way the seed documents do (the job users run today, which crashes or loses data). The raw job
+ * is only ever run to show how it starts, so it commits nothing: the offsetkeeper run after it
+ * meets the same stored offsets.
+ */
+public final class StreamingJob {
+    /** Where the starting offsets come from. */
+    public enum Offsets { OFFSETKEEPER, RAW_ZOOKEEPER }
+
+    private static JavaSparkContext spark;
+
+    private final Cluster cluster;
+    private final String group;
+    private final List<String> topics;
+    private final Offsets source;
+
+    public StreamingJob(Cluster cluster, String group, List<String> topics, Offsets source) {
+        this.cluster = cluster;
+        this.group = group;
+        this.topics = topics;
+        this.source = source;
+    }
+
+    /** One Spark context per JVM; each run gets a new StreamingContext on it. */
+    static synchronized JavaSparkContext spark() {
+        if (spark == null) {
+            SparkConf conf = new SparkConf()
+                    .setMaster("local[2]")
+                    .setAppName("offsetkeeper-e2e")
+                    .set("spark.ui.enabled", "false")
+                    .set("spark.driver.host", "127.0.0.1")
+                    .set("spark.driver.bindAddress", "127.0.0.1")
+                    // A fetch that cannot succeed fails in seconds, not after Spark's 120 s default.
+                    .set("spark.streaming.kafka.consumer.poll.ms", "10000")
+                    // Runs stand for job restarts, which start with no consumer cache: a cached
+                    // consumer would serve records it fetched before a purge.
+                    .set("spark.streaming.kafka.consumer.cache.enabled", "false");
+            spark = new JavaSparkContext(conf);
+        }
+        return spark;
+    }
+
+    /** One processed record. */
+    public static final class Record implements Serializable {
+        private static final long serialVersionUID = 1L;
+        public final String topic;
+        public final int partition;
+        public final long offset;
+
+        Record(String topic, int partition, long offset) {
+            this.topic = topic;
+            this.partition = partition;
+            this.offset = offset;
+        }
+
+        static Record of(ConsumerRecord<String, String> record) {
+            return new Record(record.topic(), record.partition(), record.offset());
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Record && ((Record) o).topic.equals(topic)
+                    && ((Record) o).partition == partition && ((Record) o).offset == offset;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(topic, partition, offset);
+        }
+
+        @Override
+        public String toString() {
+            return topic + "-" + partition + "@" + offset;
+        }
+    }
+
+    /** What one run of the job did. */
+    public static final class Run {
+        /** Every record processed, in order. */
+        public final List<Record> processed;
+        /** offsetkeeper's load report; null for the raw job. */
+        public final LoadReport report;
+        /** The error that stopped the job, or null. */
+        public final Throwable failure;
+
+        Run(List<Record> processed, LoadReport report, Throwable failure) {
+            this.processed = processed;
+            this.report = report;
+            this.failure = failure;
+        }
+
+        /** The offsets processed of one partition. */
+        public List<Long> offsets(String topic, int partition) {
+            List<Long> offsets = new ArrayList<>();
+            for (Record r : processed) {
+                if (r.topic.equals(topic) && r.partition == partition) {
+                    offsets.add(r.offset);
+                }
+            }
+            return offsets;
+        }
+
+        /** The failure and its causes as one line, for asserts on what users saw. */
+        public String failureText() {
+            StringBuilder text = new StringBuilder();
+            for (Throwable t = failure; t != null; t = t.getCause()) {
+                text.append(t).append(" | ");
+            }
+            return text.toString();
+        }
+    }
+
+    /** The Kafka parameters of the job. Raw jobs keep Kafka's default start at latest. */
+    public Map<String, Object> kafkaParams() {
+        Map<String, Object> params = new HashMap<>();
+        params.put("bootstrap.servers", cluster.bootstrap);
+        params.put("key.deserializer", StringDeserializer.class);
+        params.put("value.deserializer", StringDeserializer.class);
+        params.put("group.id", group);
+        params.put("enable.auto.commit", false);
+        params.put("auto.offset.reset", source == Offsets.OFFSETKEEPER ? "earliest" : "latest");
+        // Subscribe notices added partitions at the next metadata refresh.
+        params.put("metadata.max.age.ms", "1000");
+        return params;
+    }
+
+    /**
+     * Runs the job until {@code done} holds for what it processed, the job fails, or the timeout
+     * passes, then stops it. With {@code crashBeforeCommit}, the first batch that holds records
+     * is processed and then the driver "dies": nothing is committed and no later batch runs.
+     */
+    public Run run(Predicate<List<Record>> done, Duration timeout, boolean crashBeforeCommit) {
+        List<Record> processed = Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean dead = new AtomicBoolean(false);
+        Map<String, Object> params = kafkaParams();
+        OffsetKeeper keeper = source == Offsets.OFFSETKEEPER
+                ? OffsetKeeper.builder().zookeeper(cluster.zookeeper).kafkaParams(params).build()
+                : null;
+        JavaStreamingContext ssc = new JavaStreamingContext(spark(), Durations.milliseconds(500));
+        Throwable failure = null;
+        LoadReport report = null;
+        try {
+            Map<TopicPartition, Long> fromOffsets;
+            if (keeper != null) {
+                report = keeper.loadWithReport(topics);
+                fromOffsets = report.offsets();
+            } else {
+                fromOffsets = readRawOffsets();
+            }
+            JavaInputDStream<ConsumerRecord<String, String>> stream = KafkaUtils.createDirectStream(
+                    ssc, LocationStrategies.PreferConsistent(),
+                    ConsumerStrategies.<String, String>Subscribe(topics, params, fromOffsets));
+            stream.foreachRDD(rdd -> {
+                if (dead.get()) {
+                    return;
+                }
+                OffsetRange[] ranges = ((HasOffsetRanges) rdd.rdd()).offsetRanges();
+                List<Record> batch = rdd.map(Record::of).collect();
+                processed.addAll(batch);
+                if (crashBeforeCommit && !batch.isEmpty()) {
+                    dead.set(true);
+                    return;
+                }
+                if (keeper != null) {
+                    keeper.commit(ranges);
+                }
+            });
+            ssc.start();
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (!dead.get() && !done.test(snapshot(processed)) && System.nanoTime() < deadline) {
+                ssc.awaitTerminationOrTimeout(100);
+            }
+        } catch (Throwable t) {
+            failure = t;
+        } finally {
+            ssc.stop(false, false);
+            if (keeper != null) {
+                keeper.close();
+            }
+        }
+        return new Run(snapshot(processed), report, failure);
+    }
+
+    private static List<Record> snapshot(List<Record> processed) {
+        synchronized (processed) {
+            return new ArrayList<>(processed);
+        }
+    }
+
+    /** The seed documents' load: every stored value as it is, nothing for missing ones. */
+    private Map<TopicPartition, Long> readRawOffsets() {
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        for (String topic : topics) {
+            for (int p = 0; p < cluster.partitionCount(topic); p++) {
+                String value = cluster.readZnode(Cluster.offsetPath(group, topic, p));
+                if (value != null) {
+                    offsets.put(new TopicPartition(topic, p), Long.parseLong(value.trim()));
+                }
+            }
+        }
+        return offsets;
+    }
+
+    /** A predicate: every partition listed has been processed up to (not including) its end. */
+    public static Predicate<List<Record>> reached(Map<TopicPartition, Long> ends) {
+        return processed -> {
+            Map<TopicPartition, Long> next = new HashMap<>();
+            for (Record r : processed) {
+                next.merge(new TopicPartition(r.topic, r.partition), r.offset + 1, Math::max);
+            }
+            for (Map.Entry<TopicPartition, Long> end : ends.entrySet()) {
+                if (next.getOrDefault(end.getKey(), 0L) < end.getValue()) {
+                    return false;
+                }
+            }
+            return true;
+        };
+    }
+}
