@@ -39,11 +39,15 @@ const PASSED_KEYS: &[&str] = &[
 ];
 
 /// Settings offsetkeeper's consumer always uses: it never joins a group, never commits to
-/// Kafka and never creates a topic by asking for it.
+/// Kafka and never creates a topic by asking for it. It connects to every broker it learns of
+/// at once: with sparse connections (librdkafka's default), the first request after the
+/// bootstrap metadata waits out a connection-suppression interval (reconnect.backoff.ms / 2,
+/// 50 ms by default), and a load asks every partition leader anyway.
 const FIXED_SETTINGS: &[(&str, &str)] = &[
     ("enable.auto.commit", "false"),
     ("enable.auto.offset.store", "false"),
     ("allow.auto.create.topics", "false"),
+    ("enable.sparse.connections", "false"),
 ];
 
 /// `kafkaParams` as librdkafka will get them.

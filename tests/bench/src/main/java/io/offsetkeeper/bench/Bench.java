@@ -1,0 +1,333 @@
+package io.offsetkeeper.bench;
+
+import io.offsetkeeper.JniProbe;
+import io.offsetkeeper.OffsetKeeper;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.zookeeper.ZooKeeper;
+
+/**
+ * The side-by-side benchmark: B1 (the seed approach), B2 (a careful JVM peer), F (the
+ * protocol floor, Rust, subprocess) and offsetkeeper (its Java API), on one real ZooKeeper +
+ * Kafka, in one run, alternating. See tests/bench/README.md.
+ *
+ * <p>{@code Bench} compares; {@code Bench soak} is the child JVM of the RSS/thread/fd check.
+ * Settings are system properties {@code offsetkeeper.bench.*} (see {@link #prop}).
+ */
+public final class Bench {
+    static final String[] OPS = {"load cold", "load warm", "commit P", "commit 1 of P"};
+    static final String[] CONTENDERS = {"B1", "B2", "F", "offsetkeeper"};
+
+    private Bench() {}
+
+    static String prop(String name, String fallback) {
+        return System.getProperty("offsetkeeper.bench." + name, fallback);
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> env = clusterEnv();
+        String zk = env.get("OFFSETKEEPER_ZK");
+        String bootstrap = env.get("OFFSETKEEPER_BOOTSTRAP");
+        if (args.length > 0 && args[0].equals("soak")) {
+            Soak.child(zk, bootstrap, Integer.parseInt(prop("soak.size", "100")),
+                    Integer.parseInt(prop("soak.cycles", "10000")));
+            return;
+        }
+        File out = new File(prop("out", "build/bench"));
+        out.mkdirs();
+        int[] sizes = Arrays.stream(prop("sizes", "10,100,1000,5000").split(","))
+                .mapToInt(s -> Integer.parseInt(s.trim())).toArray();
+        int runs = Integer.parseInt(prop("runs", "7"));
+        int warmup = Integer.parseInt(prop("warmup", "1"));
+        int soakCycles = Integer.parseInt(prop("soak.cycles", "10000"));
+        int soakSize = Integer.parseInt(prop("soak.size", "100"));
+
+        Machine machine = Machine.now();
+        System.out.printf("offsetkeeper bench: ZooKeeper %s, Kafka %s; %d cores (%s), load %s%n",
+                zk, bootstrap, machine.cores, machine.cpu, machine.loadAverage);
+        long started = System.nanoTime();
+
+        // ---- workloads -----------------------------------------------------------------
+        List<String> committers = new ArrayList<>(Arrays.asList(CONTENDERS));
+        committers.add("soak");
+        Map<Integer, Workload> workloads = new LinkedHashMap<>();
+        try (Admin admin = Workload.admin(bootstrap)) {
+            ZooKeeper zkClient = Soak.connect(zk);
+            Workload.ensureNode(zkClient, "/consumers");
+            for (int size : sizes) {
+                long t0 = System.nanoTime();
+                Workload w = new Workload(size);
+                w.create(admin, bootstrap, zkClient, committers);
+                workloads.put(size, w);
+                System.out.printf("W(%d): %d topics, %d partitions ready in %.1f s%n", size,
+                        w.topics.size(), w.partitions.size(), (System.nanoTime() - t0) / 1e9);
+            }
+            if (soakCycles > 0 && !workloads.containsKey(soakSize)) {
+                Workload w = new Workload(soakSize);
+                w.create(admin, bootstrap, zkClient, committers);
+            }
+            zkClient.close();
+        }
+
+        // ---- contenders, alternating -----------------------------------------------------
+        Map<String, Object> kafkaParams = new LinkedHashMap<>();
+        kafkaParams.put("bootstrap.servers", bootstrap);
+        kafkaParams.put("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        kafkaParams.put("value.deserializer",
+                "org.apache.kafka.common.serialization.ByteArrayDeserializer");
+        JniProbe.loadLibrary();
+        Results results = new Results();
+        File floorBinary = new File(prop("floor", "target/release/offsetkeeper-floor"));
+        for (int size : sizes) {
+            Workload w = workloads.get(size);
+            Map<String, Object> params = new LinkedHashMap<>(kafkaParams);
+            params.put("group.id", w.loadGroup);
+            List<Contender> contenders = Arrays.asList(
+                    new SeedApproach(zk, params),
+                    new CarefulPeer(zk, bootstrap),
+                    new FloorProcess(floorBinary, zk, bootstrap),
+                    new KeeperContender(zk, params));
+            for (Contender c : contenders) {
+                c.open(w);
+            }
+            long t0 = System.nanoTime();
+            for (int round = 0; round < warmup + runs; round++) {
+                boolean measured = round >= warmup;
+                long base = 1_000 + 2L * round + 1;
+                Map<TopicPartition, Long> all = w.allAt(base);
+                Map<TopicPartition, Long> one = w.allAt(base);
+                TopicPartition first = w.partitions.get(0);
+                one.put(first, base + 1);
+                for (String op : OPS) {
+                    for (int k = 0; k < contenders.size(); k++) {
+                        Contender c = contenders.get((k + round) % contenders.size());
+                        long nanos;
+                        switch (op) {
+                            case "load cold":
+                                nanos = checked(w, c, c.loadCold(w));
+                                break;
+                            case "load warm":
+                                nanos = checked(w, c, c.loadWarm(w));
+                                break;
+                            case "commit P":
+                                nanos = c.commit(w, all, all);
+                                break;
+                            default:
+                                nanos = c.commit(w, one, Collections.singletonMap(first, base + 1));
+                                break;
+                        }
+                        if (measured) {
+                            results.add(size, op, c.name(), nanos);
+                        }
+                    }
+                }
+                if (round == 0) {
+                    Soak.checkCommitted(zk, w, contenders, first, base + 1, base);
+                }
+            }
+            for (Contender c : contenders) {
+                c.close();
+            }
+            System.out.printf("P=%d: %d warm-up + %d measured rounds in %.1f s%n", size, warmup,
+                    runs, (System.nanoTime() - t0) / 1e9);
+            System.out.print(Report.table(results, new int[] {size}));
+        }
+
+        // ---- JNI -----------------------------------------------------------------------
+        Map<String, Double> jni = jni();
+        System.out.printf("JNI: validate 10,000 (one bulk call) %.3f ms; 10,000 single "
+                        + "OffsetKeeper.validate calls %.3f ms; empty round trip %.0f ns%n",
+                jni.get("validate10kBulkMs"), jni.get("validate10kSingleCallsMs"),
+                jni.get("emptyRoundTripNs"));
+
+        // ---- soak in a JVM of its own ----------------------------------------------------
+        String soak = soakCycles > 0 ? Soak.runChild(soakSize, soakCycles) : null;
+
+        Machine after = Machine.now();
+        double minutes = (System.nanoTime() - started) / 60e9;
+        String json = Report.json(machine, after, sizes, runs, warmup, results, jni, soak, minutes);
+        Files.write(new File(out, "results.json").toPath(), json.getBytes(StandardCharsets.UTF_8));
+        Chart.draw(results, sizes, new File(out, "chart.png"));
+        String table = Report.table(results, sizes) + Report.jniAndSoak(jni, soak)
+                + Report.goals(results, sizes, jni, soak);
+        Files.write(new File(out, "table.txt").toPath(), table.getBytes(StandardCharsets.UTF_8));
+        System.out.println();
+        System.out.printf("Machine: %d cores, %s; load average before %s, after %s (shared, noisy)%n",
+                machine.cores, machine.cpu, machine.loadAverage, after.loadAverage);
+        System.out.printf("Medians of %d runs after %d warm-up round(s), milliseconds; total %.1f min%n",
+                runs, warmup, minutes);
+        System.out.print(table);
+        System.out.println("Wrote " + new File(out, "results.json") + ", " + new File(out, "chart.png")
+                + ", " + new File(out, "table.txt"));
+    }
+
+    /** Fails the run on a wrong answer: a fast wrong load is no result. */
+    private static long checked(Workload w, Contender c, Contender.Timed t) {
+        if (t.offsets != null) {
+            String wrong = w.check(t.offsets);
+            if (wrong != null) {
+                throw new IllegalStateException(c.name() + " loaded wrong offsets for W(" + w.size
+                        + "): " + wrong);
+            }
+        } else if (t.count != w.size) {
+            throw new IllegalStateException(c.name() + " saw " + t.count + " partitions of " + w.size);
+        }
+        return t.nanos;
+    }
+
+    /** validate over 10,000 entries (bulk, and one public call each) and an empty round trip. */
+    static Map<String, Double> jni() {
+        int n = 10_000;
+        byte[] kinds = new byte[n];
+        long[] stored = new long[n];
+        long[] earliest = new long[n];
+        long[] latest = new long[n];
+        for (int i = 0; i < n; i++) {
+            int kind = i % 20;
+            kinds[i] = (byte) (kind == 3 ? 0 : 2);
+            stored[i] = kind < 2 ? 3 : kind == 2 ? 1_000 : kind == 3 ? -1 : 15;
+            earliest[i] = kind < 2 ? 10 : 0;
+            latest[i] = 20;
+        }
+        long[] bulk = new long[200];
+        for (int r = -200; r < bulk.length; r++) {
+            long t0 = System.nanoTime();
+            long[] chosen = JniProbe.validate(kinds, stored, earliest, latest);
+            long t = System.nanoTime() - t0;
+            if (chosen.length != n || chosen[0] != 10 || chosen[2] != 0 || chosen[5] != 15) {
+                throw new IllegalStateException("validate answered wrongly");
+            }
+            if (r >= 0) {
+                bulk[r] = t;
+            }
+        }
+        long[] single = new long[7];
+        for (int r = -3; r < single.length; r++) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                OffsetKeeper.validate(kinds[i] == 0 ? null : stored[i], earliest[i], latest[i],
+                        null, null, null);
+            }
+            long t = System.nanoTime() - t0;
+            if (r >= 0) {
+                single[r] = t;
+            }
+        }
+        int calls = 100_000;
+        long[] empty = new long[21];
+        for (int r = -5; r < empty.length; r++) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < calls; i++) {
+                JniProbe.emptyRoundTrip();
+            }
+            long t = System.nanoTime() - t0;
+            if (r >= 0) {
+                empty[r] = t;
+            }
+        }
+        Map<String, Double> m = new LinkedHashMap<>();
+        m.put("validate10kBulkMs", Results.median(bulk) / 1e6);
+        m.put("validate10kSingleCallsMs", Results.median(single) / 1e6);
+        m.put("emptyRoundTripNs", Results.median(empty) / (double) calls);
+        return m;
+    }
+
+    static Map<String, String> clusterEnv() throws IOException {
+        String path = System.getProperty("offsetkeeper.cluster.env", "build/bench-cluster/cluster.env");
+        Map<String, String> env = new LinkedHashMap<>();
+        for (String line : Files.readAllLines(new File(path).toPath(), StandardCharsets.UTF_8)) {
+            int eq = line.indexOf('=');
+            if (eq > 0) {
+                env.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
+            }
+        }
+        if (!env.containsKey("OFFSETKEEPER_ZK") || !env.containsKey("OFFSETKEEPER_BOOTSTRAP")) {
+            throw new IllegalStateException(path + " lacks OFFSETKEEPER_ZK or OFFSETKEEPER_BOOTSTRAP");
+        }
+        return env;
+    }
+
+    /** What the run ran on. */
+    static final class Machine {
+        final int cores;
+        final String cpu;
+        final String loadAverage;
+
+        private Machine(int cores, String cpu, String loadAverage) {
+            this.cores = cores;
+            this.cpu = cpu;
+            this.loadAverage = loadAverage;
+        }
+
+        static Machine now() {
+            String cpu = "unknown CPU";
+            String load = "?";
+            try {
+                for (String line : Files.readAllLines(new File("/proc/cpuinfo").toPath())) {
+                    if (line.startsWith("model name")) {
+                        cpu = line.substring(line.indexOf(':') + 1).trim();
+                        break;
+                    }
+                }
+                String[] l = new String(Files.readAllBytes(new File("/proc/loadavg").toPath()),
+                        StandardCharsets.US_ASCII).split(" ");
+                load = l[0] + " " + l[1] + " " + l[2];
+            } catch (IOException e) {
+                // not Linux: leave the defaults
+            }
+            return new Machine(Runtime.getRuntime().availableProcessors(), cpu, load);
+        }
+    }
+
+    /** Runs a command, returns its stdout lines (for the soak child). */
+    static List<String> run(List<String> command, long timeoutMinutes) throws Exception {
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        List<String> lines = new ArrayList<>();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                lines.add(line);
+            }
+        }
+        if (!p.waitFor(timeoutMinutes, TimeUnit.MINUTES) || p.exitValue() != 0) {
+            p.destroy();
+            throw new IllegalStateException(command.get(0) + " failed: " + lines);
+        }
+        return lines;
+    }
+
+    static double number(String json, String key) {
+        Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*(-?[0-9.]+)").matcher(json);
+        return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
+    }
+
+    static String fmt(double v) {
+        if (Double.isNaN(v)) {
+            return "-";
+        }
+        if (v >= 100) {
+            return String.format(Locale.ROOT, "%.0f", v);
+        }
+        if (v >= 10) {
+            return String.format(Locale.ROOT, "%.1f", v);
+        }
+        return String.format(Locale.ROOT, "%.2f", v);
+    }
+}
