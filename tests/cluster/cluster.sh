@@ -42,7 +42,7 @@ command -v python3 >/dev/null || die "python3 is needed for the port and readine
 pid_of() {
   local pid args
   pid=$(cat "$DIR/$1.pid" 2>/dev/null) || return 1
-  args=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+  args=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline") || return 1
   grep -qxF -- "-Doffsetkeeper.cluster=$DIR:$1" <<<"$args" || return 1
   echo "$pid"
 }

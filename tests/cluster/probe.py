@@ -3,6 +3,8 @@
 
   probe.py free-ports N              print N distinct free loopback ports
   probe.py zk-ok HOST:PORT           ZooKeeper answers `ruok` with `imok`
+  probe.py zk-serving HOST:PORT      ZooKeeper serves requests (4lw `srvr` tells its mode:
+                                     standalone, or leader/follower of a quorum)
   probe.py zk-ephemeral HOST:PORT P  znode P is a live ephemeral (4lw `dump`)
   probe.py kafka-ready HOST:PORT ID  Metadata lists broker ID and it is the controller
 """
@@ -82,6 +84,8 @@ def main(argv):
         return free_ports(int(args[0]))
     if cmd == "zk-ok":
         return four_letter(args[0], "ruok") == "imok"
+    if cmd == "zk-serving":
+        return "Mode: " in four_letter(args[0], "srvr")
     if cmd == "zk-ephemeral":
         return args[1] in (line.strip() for line in four_letter(args[0], "dump").splitlines())
     if cmd == "kafka-ready":

@@ -128,6 +128,8 @@ impl Context {
         )?;
         let mut config = KeeperConfig::new(self.zookeeper.clone(), kafka);
         config.kafka_timeout = self.timeout;
+        // An operator's tool: it never takes a running job's partitions.
+        config.ownership.enabled = false;
         Ok(OffsetKeeper::open(config)?)
     }
 }

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::TopicPartition;
+
 /// Errors of the offsetkeeper engine.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -42,6 +44,35 @@ pub enum Error {
     /// A validation policy set to `fail` met a partition it covers.
     #[error("offset policy refused to start: {0}")]
     PolicyViolation(String),
+
+    /// Fencing: another writer (a second job on the group, a zombie driver, an operator's
+    /// reset) changed an offset since this keeper last saw it, or took over the group after this
+    /// keeper's ZooKeeper session expired. The commit's multi was refused: nothing of it was
+    /// written.
+    #[error("commit conflict in group '{group}' at {partition}: {detail}")]
+    CommitConflict {
+        group: String,
+        partition: TopicPartition,
+        detail: String,
+    },
+
+    /// Another running instance owns partitions of the group (ephemeral nodes under
+    /// `<base>/<group>/owners`), and it did not go within the configured wait.
+    #[error(
+        "group '{group}': {partition}{} is owned by another running instance, {owner}; waited {} ms for it to go. \
+         Stop that job first; if it died, its ZooKeeper session expires after its session timeout and the owner nodes go with it",
+        if *.others > 0 { format!(" (and {} more partition(s))", .others) } else { String::new() },
+        .waited.as_millis()
+    )]
+    Owned {
+        group: String,
+        partition: TopicPartition,
+        /// The owner: its consumer thread id, host, pid, since when, ZooKeeper session.
+        owner: String,
+        /// Further partitions of the load owned by others.
+        others: usize,
+        waited: Duration,
+    },
 
     /// A bug in offsetkeeper; reported, never a crash.
     #[error("internal error: {0}")]

@@ -2,16 +2,26 @@
 //! Kafka client.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::commit::Tracker;
 use crate::error::{Error, Result};
 use crate::kafka::{Brokers, KafkaSettings};
 use crate::names::{check_name, check_partition};
+use crate::ownership::Owners;
 use crate::runtime::runtime;
 use crate::validate::{validate, Action, Decision, OnMissing, PartitionRange, Policy, Stored};
-use crate::zookeeper::layout::{encode_offset, GroupLayout};
-use crate::zookeeper::{WriteOp, ZkConfig, ZkStore};
+use crate::zookeeper::layout::GroupLayout;
+use crate::zookeeper::{ZkConfig, ZkStore};
 use crate::TopicPartition;
+
+/// How long closing a keeper waits for ZooKeeper to delete its ownership nodes.
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Added to the session timeout for the default ownership wait: ZooKeeper expires sessions on
+/// its tick, up to one tick (2 s by default) after their timeout.
+const EXPIRY_SLACK: Duration = Duration::from_secs(5);
 
 /// Everything an [`OffsetKeeper`] needs.
 #[derive(Debug, Clone)]
@@ -21,11 +31,41 @@ pub struct KeeperConfig {
     /// Bound on each Kafka request (metadata, list offsets).
     pub kafka_timeout: Duration,
     pub policy: Policy,
+    /// Fencing: every commit checks, in its multi, the znode versions this keeper last saw, so
+    /// that a concurrent writer makes it fail with [`Error::CommitConflict`]. On by default.
+    pub fencing: bool,
+    /// Monotonic commits: an offset below what this keeper already committed for the partition
+    /// is left out with a WARN. On by default.
+    pub monotonic: bool,
+    /// One active instance per group. On by default.
+    pub ownership: Ownership,
+}
+
+/// Ownership of a group's partitions: a load registers the keeper under
+/// `<base>/<group>/ids` and takes `<base>/<group>/owners/<topic>/<partition>`, ephemeral nodes
+/// in the layout of Kafka's old consumer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ownership {
+    pub enabled: bool,
+    /// How long a load waits for another instance's ownership to go before failing with
+    /// [`Error::Owned`]. `None`: this keeper's ZooKeeper session timeout plus 5 s, the longest a
+    /// crashed driver's session (with the same timeout) outlives it.
+    pub wait: Option<Duration>,
+}
+
+impl Default for Ownership {
+    fn default() -> Self {
+        Ownership {
+            enabled: true,
+            wait: None,
+        }
+    }
 }
 
 impl KeeperConfig {
     /// The defaults: the policy keeps data (earliest everywhere), except that a partition with no
-    /// stored offset follows the job's `auto.offset.reset` when it set one.
+    /// stored offset follows the job's `auto.offset.reset` when it set one; fencing, monotonic
+    /// commits and ownership on.
     pub fn new(zookeeper: ZkConfig, kafka: KafkaSettings) -> KeeperConfig {
         let policy = Policy {
             on_missing: kafka.auto_offset_reset.unwrap_or(OnMissing::Earliest),
@@ -36,6 +76,9 @@ impl KeeperConfig {
             kafka,
             kafka_timeout: Duration::from_secs(10),
             policy,
+            fencing: true,
+            monotonic: true,
+            ownership: Ownership::default(),
         }
     }
 }
@@ -135,8 +178,11 @@ pub struct CommitSummary {
     pub written: usize,
     /// Offsets that already held the committed value.
     pub unchanged: usize,
-    /// Multi requests sent: 1, or more for batches beyond one request's size.
+    /// Multi requests sent: 1, or more for batches beyond one request's size; 0 when nothing
+    /// was sent (fencing off and nothing changed, or every offset skipped).
     pub requests: usize,
+    /// Offsets left out because they were below what this keeper already committed.
+    pub skipped: usize,
 }
 
 /// Loads, validates and commits offsets for any number of groups and topics.
@@ -145,27 +191,74 @@ pub struct OffsetKeeper {
     /// `None` for a keeper opened for ZooKeeper-only work.
     brokers: Option<Brokers>,
     policy: Policy,
+    pub(crate) fencing: bool,
+    pub(crate) monotonic: bool,
+    ownership: Ownership,
+    /// What this keeper saw of the offset nodes; held through each commit, so that commits of
+    /// one keeper never race each other.
+    tracker: Mutex<Tracker>,
+    pub(crate) owners: Owners,
 }
 
 impl OffsetKeeper {
     /// Checks the configuration and prepares the clients; servers are contacted on first use.
     pub fn open(config: KeeperConfig) -> Result<OffsetKeeper> {
+        if let Some(wait) = config.ownership.wait {
+            if wait > Duration::from_secs(24 * 3600) {
+                return Err(Error::invalid(format!(
+                    "ownership wait of {} ms is too long; allowed: 0 ms to 24 h",
+                    wait.as_millis()
+                )));
+            }
+        }
         Ok(OffsetKeeper {
             store: ZkStore::new(config.zookeeper)?,
             brokers: Some(Brokers::new(config.kafka, config.kafka_timeout)?),
             policy: config.policy,
+            fencing: config.fencing,
+            monotonic: config.monotonic,
+            ownership: config.ownership,
+            tracker: Mutex::new(Tracker::default()),
+            owners: Owners::new(),
         })
     }
 
     /// A keeper for the operations that touch ZooKeeper only: listing groups, reading,
     /// committing, exporting and deleting stored offsets. Operations that ask the brokers fail
-    /// with [`Error::InvalidArgument`].
+    /// with [`Error::InvalidArgument`]. Commits are fenced; it never takes ownership.
     pub fn open_zookeeper_only(zookeeper: ZkConfig) -> Result<OffsetKeeper> {
         Ok(OffsetKeeper {
             store: ZkStore::new(zookeeper)?,
             brokers: None,
             policy: Policy::default(),
+            fencing: true,
+            monotonic: true,
+            ownership: Ownership {
+                enabled: false,
+                wait: None,
+            },
+            tracker: Mutex::new(Tracker::default()),
+            owners: Owners::new(),
         })
+    }
+
+    pub(crate) fn tracker(&self) -> MutexGuard<'_, Tracker> {
+        self.tracker
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// How long a load waits for another owner to go.
+    fn ownership_wait(&self) -> Duration {
+        self.ownership
+            .wait
+            .unwrap_or(self.store.config().session_timeout + EXPIRY_SLACK)
+    }
+
+    /// The ZooKeeper session's id and password, for tests that expire it from outside.
+    #[doc(hidden)]
+    pub fn zookeeper_session(&self) -> Option<zookeeper_client::SessionInfo> {
+        runtime().ok()?.block_on(self.store.session_info())
     }
 
     /// The Kafka client, or an error when this keeper was opened without Kafka.
@@ -185,24 +278,21 @@ impl OffsetKeeper {
     /// now, in topic order then partition order. No validation: the raw view for lag and for
     /// operators.
     pub fn inspect(&self, group: &str, topics: &[String]) -> Result<Vec<Inspected>> {
-        check_name("group", group)?;
-        if topics.is_empty() {
-            return Err(Error::invalid(
-                "topic list is empty; give at least one topic",
-            ));
-        }
-        for topic in topics {
-            check_name("topic", topic)?;
-        }
-        let mut unique = HashSet::new();
-        let topics: Vec<String> = topics
-            .iter()
-            .filter(|t| unique.insert(*t))
-            .cloned()
-            .collect();
+        let topics = checked_topics(group, topics)?;
+        let partitions = self.brokers()?.partitions(&topics)?;
+        self.inspect_partitions(group, partitions, false)
+    }
 
+    /// Stored offsets and ranges of the partitions, read at the same time. With `track`, what
+    /// was read becomes what this keeper last saw (for fencing), read and recorded without a
+    /// commit of this keeper in between.
+    fn inspect_partitions(
+        &self,
+        group: &str,
+        partitions: Vec<TopicPartition>,
+        track: bool,
+    ) -> Result<Vec<Inspected>> {
         let brokers = self.brokers()?;
-        let partitions = brokers.partitions(&topics)?;
         let layout = GroupLayout {
             base_path: &self.store.config().base_path,
             group,
@@ -214,7 +304,17 @@ impl OffsetKeeper {
         // ZooKeeper and Kafka are asked at the same time.
         let (stored, ranges) = std::thread::scope(|scope| {
             let ranges = scope.spawn(|| brokers.ranges(&partitions));
-            let stored = runtime().and_then(|rt| rt.block_on(self.store.read(&paths)));
+            let stored = runtime().and_then(|rt| {
+                if !track {
+                    return rt.block_on(self.store.read_nodes(&paths));
+                }
+                let mut tracker = self.tracker();
+                let nodes = rt.block_on(self.store.read_nodes(&paths))?;
+                for (path, node) in paths.iter().zip(&nodes) {
+                    tracker.observe(path, node.as_ref());
+                }
+                Ok(nodes)
+            });
             let ranges = ranges
                 .join()
                 .unwrap_or_else(|_| Err(Error::Internal("offset range thread panicked".into())));
@@ -224,12 +324,12 @@ impl OffsetKeeper {
         partitions
             .into_iter()
             .zip(stored)
-            .map(|(partition, raw)| {
+            .map(|(partition, node)| {
                 let range = ranges.remove(&partition).ok_or_else(|| {
                     Error::Internal(format!("no offset range returned for {partition}"))
                 })?;
                 Ok(Inspected {
-                    stored: raw.map_or(Stored::Missing, |bytes| Stored::parse(&bytes)),
+                    stored: node.map_or(Stored::Missing, |node| Stored::parse(&node.data)),
                     partition,
                     range,
                 })
@@ -237,43 +337,65 @@ impl OffsetKeeper {
             .collect()
     }
 
-    /// Discovers the topics' partitions, reads their stored offsets and ranges, and validates
-    /// each. Partitions that no longer exist are not returned; a `fail` policy that applies makes
-    /// the whole load an error listing every refused partition.
+    /// Discovers the topics' partitions, takes ownership of them (unless ownership is off),
+    /// reads their stored offsets and ranges, and validates each. Partitions that no longer
+    /// exist are not returned; a `fail` policy that applies makes the whole load an error
+    /// listing every refused partition. Nothing is written but the ownership nodes.
     pub fn load(&self, group: &str, topics: &[String]) -> Result<Loaded> {
-        let inspected = self.inspect(group, topics)?;
-        let mut reports = Vec::with_capacity(inspected.len());
-        let mut refusals = Vec::new();
-        for Inspected {
-            partition,
-            stored,
-            range,
-        } in inspected
-        {
-            match validate(&stored, range, &self.policy) {
-                Ok(decision) => reports.push(PartitionReport {
-                    partition,
-                    stored,
-                    range,
-                    decision,
-                }),
-                Err(refusal) => refusals.push(format!("{partition}: {refusal}")),
-            }
+        let topics = checked_topics(group, topics)?;
+        let partitions = self.brokers()?.partitions(&topics)?;
+        if !self.ownership.enabled {
+            return self.validated(group, partitions);
         }
-        if !refusals.is_empty() {
-            for refusal in &refusals {
-                log::warn!("group {group}: {refusal}");
-            }
-            return Err(Error::PolicyViolation(format!(
-                "group {group}, {} partition(s): {}",
-                refusals.len(),
-                refusals.join("; ")
-            )));
+        let runtime = runtime()?;
+        let before = self.owners.owned_in(group);
+        let wait = self.ownership_wait();
+        runtime.block_on(self.owners.acquire(&self.store, group, &partitions, wait))?;
+        let loaded = self.validated(group, partitions);
+        if loaded.is_err() {
+            // A failed load leaves no ownership behind that it took.
+            runtime.block_on(self.owners.release_since(&self.store, group, &before));
         }
+        loaded
+    }
+
+    /// Reads, validates and reports the partitions' offsets: the load after ownership.
+    fn validated(&self, group: &str, partitions: Vec<TopicPartition>) -> Result<Loaded> {
+        let inspected = self.inspect_partitions(group, partitions, true)?;
+        let existing: Vec<(TopicPartition, PartitionRange)> = inspected
+            .iter()
+            .map(|i| (i.partition.clone(), i.range))
+            .collect();
+        let stored: HashMap<TopicPartition, Stored> = inspected
+            .into_iter()
+            .map(|i| (i.partition, i.stored))
+            .collect();
+        let reports = match decide(&existing, &stored, &self.policy) {
+            Ok(reports) => reports,
+            Err(refusals) => {
+                for refusal in &refusals {
+                    log::warn!("group {group}: {refusal}");
+                }
+                return Err(Error::PolicyViolation(format!(
+                    "group {group}, {} partition(s): {}",
+                    refusals.len(),
+                    refusals.join("; ")
+                )));
+            }
+        };
         let loaded = Loaded {
             partitions: reports,
         };
+        let layout = GroupLayout {
+            base_path: &self.store.config().base_path,
+            group,
+        };
+        let mut tracker = self.tracker();
         for report in loaded.corrections() {
+            // The job starts elsewhere than the stored offset: commits may go below it.
+            tracker.reset_floor(
+                &layout.offset_path(&report.partition.topic, report.partition.partition),
+            );
             log::warn!(
                 "group {group}: {} stored {} with range [{}, {}]; starting at {} ({}, {} records lost)",
                 report.partition,
@@ -287,75 +409,85 @@ impl OffsetKeeper {
         }
         Ok(loaded)
     }
+}
 
-    /// Stores each partition's next offset to read (Spark's `untilOffset`) in one atomic multi,
-    /// creating missing nodes and skipping unchanged ones. Bad input is refused before anything
-    /// is written.
-    pub fn commit(&self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<CommitSummary> {
-        check_commit(group, offsets)?;
-        if offsets.is_empty() {
-            return Ok(CommitSummary::default());
+impl Drop for OffsetKeeper {
+    /// Closing releases ownership at once: the ownership nodes are deleted (bounded by a few
+    /// seconds), then the ZooKeeper session is closed, which takes any that remain.
+    fn drop(&mut self) {
+        let ops = self.owners.release_ops(&self.store.config().base_path);
+        if ops.is_empty() {
+            return;
         }
-        let runtime = runtime()?;
-        match runtime.block_on(self.commit_once(group, offsets)) {
-            // Another writer created one of the nodes between our read and write: read again.
-            Err(Error::ZooKeeper {
-                source: zookeeper_client::Error::NodeExists,
-                ..
-            }) => runtime.block_on(self.commit_once(group, offsets)),
-            result => result,
+        // Never block inside an async context; the session close still takes the nodes.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return;
         }
-    }
-
-    async fn commit_once(
-        &self,
-        group: &str,
-        offsets: &[(TopicPartition, i64)],
-    ) -> Result<CommitSummary> {
-        let layout = GroupLayout {
-            base_path: &self.store.config().base_path,
-            group,
-        };
-        let mut dirs = layout.group_dirs();
-        let mut seen_topics = HashSet::new();
-        for (tp, _) in offsets {
-            if seen_topics.insert(tp.topic.as_str()) {
-                dirs.push(layout.topic_dir(&tp.topic));
-            }
-        }
-        let leaves: Vec<String> = offsets
-            .iter()
-            .map(|(tp, _)| layout.offset_path(&tp.topic, tp.partition))
-            .collect();
-        let paths: Vec<String> = dirs.iter().chain(&leaves).cloned().collect();
-        let current = self.store.read(&paths).await?;
-        let (dirs_now, leaves_now) = current.split_at(dirs.len());
-
-        let mut ops: Vec<WriteOp> = dirs
-            .iter()
-            .zip(dirs_now)
-            .filter(|(_, now)| now.is_none())
-            .map(|(path, _)| WriteOp::Create {
-                path: path.clone(),
-                data: Vec::new(),
-            })
-            .collect();
-        let mut summary = CommitSummary::default();
-        for ((path, now), (_, offset)) in leaves.into_iter().zip(leaves_now).zip(offsets) {
-            let data = encode_offset(*offset);
-            match now {
-                None => ops.push(WriteOp::Create { path, data }),
-                Some(value) if Stored::parse(value) == Stored::Offset(*offset) => {
-                    summary.unchanged += 1;
-                    continue;
+        if let Ok(runtime) = runtime() {
+            runtime.block_on(async {
+                if !self
+                    .store
+                    .multi_on_live_session(&ops, RELEASE_TIMEOUT)
+                    .await
+                {
+                    log::debug!(
+                        "ownership nodes not deleted one by one; the session close takes them"
+                    );
                 }
-                Some(_) => ops.push(WriteOp::SetData { path, data }),
-            }
-            summary.written += 1;
+                self.store.close_session().await;
+            });
         }
-        summary.requests = self.store.write(&ops).await?;
-        Ok(summary)
+        self.owners.forget();
     }
+}
+
+/// A load's decisions, a pure function: one report per partition that exists now (with its
+/// range), in the order given, from what is stored (a partition absent from `stored` has
+/// nothing stored). Offsets stored for partitions that do not exist are never returned. A
+/// `fail` policy that applies gives every refused partition instead.
+pub fn decide(
+    existing: &[(TopicPartition, PartitionRange)],
+    stored: &HashMap<TopicPartition, Stored>,
+    policy: &Policy,
+) -> std::result::Result<Vec<PartitionReport>, Vec<String>> {
+    let mut reports = Vec::with_capacity(existing.len());
+    let mut refusals = Vec::new();
+    for (partition, range) in existing {
+        let stored = stored.get(partition).cloned().unwrap_or(Stored::Missing);
+        match validate(&stored, *range, policy) {
+            Ok(decision) => reports.push(PartitionReport {
+                partition: partition.clone(),
+                stored,
+                range: *range,
+                decision,
+            }),
+            Err(refusal) => refusals.push(format!("{partition}: {refusal}")),
+        }
+    }
+    if refusals.is_empty() {
+        Ok(reports)
+    } else {
+        Err(refusals)
+    }
+}
+
+/// Checks a group and a topic list, and drops repeated topics.
+fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
+    check_name("group", group)?;
+    if topics.is_empty() {
+        return Err(Error::invalid(
+            "topic list is empty; give at least one topic",
+        ));
+    }
+    for topic in topics {
+        check_name("topic", topic)?;
+    }
+    let mut unique = HashSet::new();
+    Ok(topics
+        .iter()
+        .filter(|t| unique.insert(*t))
+        .cloned()
+        .collect())
 }
 
 /// Refuses illegal names, negative partitions or offsets and duplicate partitions.

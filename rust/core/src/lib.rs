@@ -4,10 +4,14 @@
 //! The engine has no JNI in it; the JNI bridge, the CLI and the tests all drive [`OffsetKeeper`].
 
 mod admin;
+mod commit;
 pub mod error;
 pub mod kafka;
 mod keeper;
 pub mod names;
+mod ownership;
+#[cfg(test)]
+mod properties;
 mod runtime;
 pub mod validate;
 pub mod zookeeper;
@@ -17,7 +21,10 @@ use std::fmt;
 pub use admin::{GroupSummary, Surveyed};
 pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
-pub use keeper::{CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, PartitionReport};
+pub use keeper::{
+    decide, CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, Ownership,
+    PartitionReport,
+};
 pub use validate::{
     validate, Action, Decision, OnAboveRange, OnBelowRange, OnMissing, PartitionRange, Policy,
     Refusal, Stored,

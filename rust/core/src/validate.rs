@@ -233,10 +233,12 @@ pub fn validate(
         range,
         policy,
     };
+    // Saturating: a range or stored value no broker or znode gives (negative, reversed) must
+    // not overflow (found by fuzzing `validate` with every i64).
     let start_at = |offset: i64, action: Action| Decision {
         offset,
         action,
-        records_lost: offset - earliest,
+        records_lost: offset.saturating_sub(earliest).max(0),
     };
     match *stored {
         Stored::Offset(offset) if (earliest..=latest).contains(&offset) => Ok(Decision {
@@ -248,7 +250,7 @@ pub fn validate(
             OnBelowRange::Earliest => Ok(Decision {
                 offset: earliest,
                 action: Action::ResetBelowRange,
-                records_lost: earliest - offset,
+                records_lost: earliest.saturating_sub(offset),
             }),
             OnBelowRange::Fail => Err(refuse("on_below_range")),
         },
@@ -299,6 +301,30 @@ mod tests {
             action,
             records_lost,
         })
+    }
+
+    #[test]
+    fn extreme_values_never_overflow() {
+        let range = PartitionRange {
+            earliest: i64::MAX - 1,
+            latest: i64::MAX,
+        };
+        let decision = validate(&Stored::Offset(i64::MIN), range, &Policy::default()).unwrap();
+        assert_eq!(decision.records_lost, i64::MAX);
+        let reversed = PartitionRange {
+            earliest: 5,
+            latest: i64::MIN,
+        };
+        let policy = Policy {
+            on_missing: OnMissing::Latest,
+            ..Policy::default()
+        };
+        assert_eq!(
+            validate(&Stored::Missing, reversed, &policy)
+                .unwrap()
+                .records_lost,
+            0
+        );
     }
 
     #[test]

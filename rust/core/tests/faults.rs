@@ -1,5 +1,6 @@
 //! Servers that stop: calls fail within their timeout with a clear error, and nothing is
-//! half-written. These tests run on a cluster of their own, since they stop its servers.
+//! half-written. These tests run on a cluster of their own, since they stop and kill its
+//! servers.
 
 mod support;
 
@@ -57,6 +58,16 @@ fn stopped_servers_fail_calls_within_their_timeout_and_nothing_is_half_written()
     );
     assert!(err.to_string().contains("Kafka"), "{err}");
     private.run("start-kafka");
+    // The keeper's Kafka client reconnects to the restarted broker (bounded), so that the
+    // next failures are ZooKeeper's alone.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while let Err(err) = keeper.load(&group, std::slice::from_ref(&topic)) {
+        assert!(
+            Instant::now() < deadline,
+            "the keeper did not reach Kafka again: {err}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
 
     // ZooKeeper down: load and commit fail after their timeout, naming ZooKeeper.
     private.run("stop-zk");
@@ -91,4 +102,60 @@ fn stopped_servers_fail_calls_within_their_timeout_and_nothing_is_half_written()
         }
     };
     assert!(loaded.offsets().all(|(_, offset)| offset == 2));
+
+    // The broker killed (SIGKILL) while loads run: the load in flight and the next ones fail
+    // within the Kafka timeout, and nothing is written.
+    let zk_before = zk.tree(&format!("/consumers/{group}/offsets"));
+    let kafka_pid = std::fs::read_to_string(private.dir.join("kafka.pid")).unwrap();
+    let (mut ok, mut failed) = (0, Vec::new());
+    std::thread::scope(|scope| {
+        let killer = scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(400));
+            let status = std::process::Command::new("kill")
+                .args(["-KILL", kafka_pid.trim()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            Instant::now()
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while failed.len() < 3 && Instant::now() < deadline {
+            let started = Instant::now();
+            match keeper.load(&group, std::slice::from_ref(&topic)) {
+                Ok(_) => ok += 1,
+                Err(err) => failed.push((started, started.elapsed(), err)),
+            }
+        }
+        let killed_at = killer.join().unwrap();
+        assert!(
+            failed.len() >= 3,
+            "loads kept succeeding after the broker was killed"
+        );
+        for (started, took, err) in &failed {
+            assert!(
+                *took < TIMEOUT * 2 + SLACK,
+                "a load failed after {took:?}: {err}"
+            );
+            assert!(
+                matches!(err, Error::Timeout { .. } | Error::Kafka { .. }),
+                "{err:?}"
+            );
+            // Only the load in flight at the kill may have started before it.
+            assert!(
+                *started + SLACK >= killed_at,
+                "a load before the kill failed: {err}"
+            );
+        }
+    });
+    assert_eq!(zk.tree(&format!("/consumers/{group}/offsets")), zk_before);
+    println!(
+        "FAULT broker killed during loads: {ok} loads before the kill, then {} failed in {:?} ({})",
+        failed.len(),
+        failed.iter().map(|f| f.1).collect::<Vec<_>>(),
+        failed
+            .iter()
+            .map(|f| format!("{}", f.2))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
 }

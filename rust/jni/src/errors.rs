@@ -42,6 +42,8 @@ impl BridgeError {
                 E::Kafka { .. } => "io/offsetkeeper/KafkaClusterException",
                 E::Timeout { .. } => "io/offsetkeeper/ServerTimeoutException",
                 E::PolicyViolation(_) => "io/offsetkeeper/PolicyViolationException",
+                E::CommitConflict { .. } => "io/offsetkeeper/CommitConflictException",
+                E::Owned { .. } => "io/offsetkeeper/PartitionOwnedException",
                 E::Internal(_) => OFFSETKEEPER,
             },
         }

@@ -9,11 +9,11 @@ mod errors;
 mod logging;
 
 use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray, JString};
-use jni::sys::{jint, jlong};
+use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 use offsetkeeper::{
     Action, Inspected, KafkaSettings, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange,
-    OnMissing, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
+    OnMissing, Ownership, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
 };
 
 use convert::{
@@ -49,6 +49,10 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
     on_missing: JString<'local>,
     on_below_range: JString<'local>,
     on_above_range: JString<'local>,
+    fencing: jboolean,
+    monotonic: jboolean,
+    ownership: jboolean,
+    ownership_wait_ms: jlong,
 ) -> jlong {
     unowned
         .with_env(|env| -> Result<jlong> {
@@ -70,6 +74,20 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
                 &on_below_range,
                 &on_above_range,
             )?;
+            config.fencing = fencing;
+            config.monotonic = monotonic;
+            config.ownership = Ownership {
+                enabled: ownership,
+                wait: match ownership_wait_ms {
+                    -1 => None,
+                    ms if ms >= 0 => Some(std::time::Duration::from_millis(ms as u64)),
+                    ms => {
+                        return Err(BridgeError::InvalidArgument(format!(
+                        "ownershipWaitMs is {ms} ms; allowed: 0 ms or more, or -1 for the default"
+                    )))
+                    }
+                },
+            };
             let engine = OffsetKeeper::open(config)?;
             Ok(Box::into_raw(Box::new(engine)) as jlong)
         })
@@ -177,7 +195,13 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
                 .map(|((topic, partition), offset)| (TopicPartition { topic, partition }, offset))
                 .collect();
             let summary = engine.commit(&group, &batch)?;
-            let counts = [summary.written, summary.unchanged, summary.requests].map(|n| n as i64);
+            let counts = [
+                summary.written,
+                summary.unchanged,
+                summary.requests,
+                summary.skipped,
+            ]
+            .map(|n| n as i64);
             let array = env.new_long_array(counts.len())?;
             array.set_region(env, 0, &counts)?;
             Ok(array)

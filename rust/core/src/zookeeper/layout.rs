@@ -33,14 +33,49 @@ impl GroupLayout<'_> {
     /// The folders above every topic folder, outermost first: each segment of the base path,
     /// then `<base>/<group>` and `<base>/<group>/offsets`.
     pub fn group_dirs(&self) -> Vec<String> {
-        let offsets_dir = self.offsets_dir();
-        let mut dirs: Vec<String> = offsets_dir
+        let mut dirs = self.ancestors();
+        dirs.push(self.offsets_dir());
+        dirs
+    }
+
+    /// Each segment of the base path, then `<base>/<group>`, outermost first.
+    pub fn ancestors(&self) -> Vec<String> {
+        let group_dir = format!("{}/{}", self.base_path, self.group);
+        let mut dirs: Vec<String> = group_dir
             .match_indices('/')
             .skip(1)
-            .map(|(end, _)| offsets_dir[..end].to_string())
+            .map(|(end, _)| group_dir[..end].to_string())
             .collect();
-        dirs.push(offsets_dir);
+        dirs.push(group_dir);
         dirs
+    }
+
+    /// `<base>/<group>/ids`: the registered consumer instances, as Kafka's old consumer kept them.
+    pub fn ids_dir(&self) -> String {
+        format!("{}/{}/ids", self.base_path, self.group)
+    }
+
+    /// `<base>/<group>/ids/<consumer id>`
+    pub fn id_path(&self, consumer_id: &str) -> String {
+        format!("{}/{}/ids/{consumer_id}", self.base_path, self.group)
+    }
+
+    /// `<base>/<group>/owners`
+    pub fn owners_dir(&self) -> String {
+        format!("{}/{}/owners", self.base_path, self.group)
+    }
+
+    /// `<base>/<group>/owners/<topic>`
+    pub fn owners_topic_dir(&self, topic: &str) -> String {
+        format!("{}/{}/owners/{topic}", self.base_path, self.group)
+    }
+
+    /// `<base>/<group>/owners/<topic>/<partition>`: the owning consumer thread's id.
+    pub fn owner_path(&self, topic: &str, partition: i32) -> String {
+        format!(
+            "{}/{}/owners/{topic}/{partition}",
+            self.base_path, self.group
+        )
     }
 }
 
@@ -95,6 +130,16 @@ mod tests {
         assert_eq!(
             layout.group_dirs(),
             ["/consumers", "/consumers/g1", "/consumers/g1/offsets"]
+        );
+        assert_eq!(layout.ancestors(), ["/consumers", "/consumers/g1"]);
+        assert_eq!(layout.id_path("g1_h-1-ab"), "/consumers/g1/ids/g1_h-1-ab");
+        assert_eq!(
+            layout.owner_path("orders", 3),
+            "/consumers/g1/owners/orders/3"
+        );
+        assert_eq!(
+            layout.owners_topic_dir("orders"),
+            "/consumers/g1/owners/orders"
         );
     }
 

@@ -54,31 +54,95 @@ pub enum ReadMode {
     Pipelined,
 }
 
-/// One write of a multi. `Delete` removes a node that has no children, whatever its version.
+/// One operation of a multi. `Create` makes a persistent node, `CreateEphemeral` a node that
+/// lives as long as the session; `SetData` and `Check` with a version fail unless the node has
+/// that version (`Check` with -1 only asks that the node exists); `Delete` removes a node that
+/// has no children, whatever its version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOp {
-    Create { path: String, data: Vec<u8> },
-    SetData { path: String, data: Vec<u8> },
-    Delete { path: String },
+    Create {
+        path: String,
+        data: Vec<u8>,
+    },
+    CreateEphemeral {
+        path: String,
+        data: Vec<u8>,
+    },
+    SetData {
+        path: String,
+        data: Vec<u8>,
+        version: Option<i32>,
+    },
+    Check {
+        path: String,
+        version: i32,
+    },
+    Delete {
+        path: String,
+    },
 }
 
 impl WriteOp {
     pub fn path(&self) -> &str {
         match self {
             WriteOp::Create { path, .. }
+            | WriteOp::CreateEphemeral { path, .. }
             | WriteOp::SetData { path, .. }
+            | WriteOp::Check { path, .. }
             | WriteOp::Delete { path } => path,
         }
     }
 
     fn estimated_bytes(&self) -> usize {
         match self {
-            WriteOp::Create { path, data } | WriteOp::SetData { path, data } => {
-                path.len() + data.len() + OP_OVERHEAD_BYTES
+            WriteOp::Create { path, data }
+            | WriteOp::CreateEphemeral { path, data }
+            | WriteOp::SetData { path, data, .. } => path.len() + data.len() + OP_OVERHEAD_BYTES,
+            WriteOp::Check { path, .. } | WriteOp::Delete { path } => {
+                path.len() + OP_OVERHEAD_BYTES
             }
-            WriteOp::Delete { path } => path.len() + OP_OVERHEAD_BYTES,
         }
     }
+}
+
+/// A znode as read: its data and the parts of its stat offsetkeeper uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub data: Vec<u8>,
+    /// Changes to the data since the node was created (0 for a new node).
+    pub version: i32,
+    /// Creation time, milliseconds since the epoch.
+    pub ctime: i64,
+    /// The session that owns an ephemeral node; 0 for a persistent one.
+    pub ephemeral_owner: i64,
+}
+
+impl Node {
+    fn from_stat(data: Vec<u8>, stat: &zk::Stat) -> Node {
+        Node {
+            data,
+            version: stat.version,
+            ctime: stat.ctime,
+            ephemeral_owner: stat.ephemeral_owner,
+        }
+    }
+}
+
+/// What one operation of a successful multi did: the new version of a node written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// A node created (version 0) or changed (its new version).
+    Written { version: i32 },
+    /// A check or a delete.
+    Other,
+}
+
+/// A multi refused by one of its operations: nothing of it was applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The index of the operation that failed.
+    pub index: usize,
+    pub error: zk::Error,
 }
 
 /// A ZooKeeper session shared by every call; replaced transparently when it expires.
@@ -120,6 +184,17 @@ impl ZkStore {
 
     /// Reads many znodes; `None` where a node does not exist. Results follow `paths`' order.
     pub async fn read(&self, paths: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        Ok(self
+            .read_nodes(paths)
+            .await?
+            .into_iter()
+            .map(|node| node.map(|node| node.data))
+            .collect())
+    }
+
+    /// Reads many znodes with their versions; `None` where a node does not exist. Results
+    /// follow `paths`' order.
+    pub async fn read_nodes(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
         let mut values = Vec::with_capacity(paths.len());
         for chunk in chunks_by_size(paths, |path| path.len() + OP_OVERHEAD_BYTES) {
             values.extend(self.read_chunk(chunk).await?);
@@ -127,7 +202,7 @@ impl ZkStore {
         Ok(values)
     }
 
-    async fn read_chunk(&self, paths: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    async fn read_chunk(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
         let use_multi = self.config.read_mode == ReadMode::Multi
             && !self.server_lacks_multi_read.load(Ordering::Relaxed);
         if use_multi {
@@ -147,7 +222,7 @@ impl ZkStore {
         self.pipelined_read(paths).await
     }
 
-    async fn multi_read(&self, paths: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    async fn multi_read(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
         let first = paths.first().map(String::as_str).unwrap_or("/");
         let results = self
             .call("multi-read", first, |client| async move {
@@ -162,7 +237,7 @@ impl ZkStore {
             .into_iter()
             .zip(paths)
             .map(|(result, path)| match result {
-                zk::MultiReadResult::Data { data, .. } => Ok(Some(data)),
+                zk::MultiReadResult::Data { data, stat } => Ok(Some(Node::from_stat(data, &stat))),
                 zk::MultiReadResult::Error {
                     err: zk::Error::NoNode,
                 } => Ok(None),
@@ -174,7 +249,7 @@ impl ZkStore {
             .collect()
     }
 
-    async fn pipelined_read(&self, paths: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    async fn pipelined_read(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
         let first = paths.first().map(String::as_str).unwrap_or("/");
         self.call("pipelined read", first, |client| async move {
             let replies =
@@ -182,7 +257,7 @@ impl ZkStore {
             replies
                 .into_iter()
                 .map(|reply| match reply {
-                    Ok((data, _)) => Ok(Some(data)),
+                    Ok((data, stat)) => Ok(Some(Node::from_stat(data, &stat))),
                     Err(zk::Error::NoNode) => Ok(None),
                     Err(err) => Err(err),
                 })
@@ -194,7 +269,7 @@ impl ZkStore {
     /// Applies the writes atomically: one multi, or several when one request would pass
     /// ZooKeeper's `jute.maxbuffer`. Returns the number of requests sent.
     pub async fn write(&self, ops: &[WriteOp]) -> Result<usize> {
-        let chunks = chunks_by_size(ops, WriteOp::estimated_bytes);
+        let chunks = request_chunks(ops);
         if chunks.len() > 1 {
             log::warn!(
                 "committing {} znodes in {} multi requests: each is atomic, the batch as a whole is not",
@@ -203,44 +278,134 @@ impl ZkStore {
             );
         }
         for chunk in &chunks {
-            self.write_chunk(chunk).await?;
+            if let Err(refused) = self.multi(chunk).await? {
+                let path = chunk.get(refused.index).map(WriteOp::path).unwrap_or("/");
+                return Err(zk_error("multi-write", path, refused.error));
+            }
         }
         Ok(chunks.len())
     }
 
-    async fn write_chunk(&self, ops: &[WriteOp]) -> Result<()> {
+    /// Sends the operations as one multi request, all or nothing; the caller keeps it within
+    /// one request's size (see [`request_chunks`]). The outer error is a failed request
+    /// (connection, timeout); the inner one names the operation ZooKeeper refused.
+    pub async fn multi(
+        &self,
+        ops: &[WriteOp],
+    ) -> Result<std::result::Result<Vec<Applied>, Refused>> {
         let first = ops.first().map(WriteOp::path).unwrap_or("/");
-        let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
         let outcome = self
-            .call("multi-write", first, |client| {
-                let open = open.clone();
-                async move {
-                    let mut writer = client.new_multi_writer();
-                    for op in ops {
-                        match op {
-                            WriteOp::Create { path, data } => {
-                                writer.add_create(path, data, &open)?
-                            }
-                            WriteOp::SetData { path, data } => {
-                                writer.add_set_data(path, data, None)?
-                            }
-                            WriteOp::Delete { path } => writer.add_delete(path, None)?,
-                        }
+            .call("multi-write", first, |client| async move {
+                match Self::send_multi(&client, ops).await {
+                    Ok(results) => Ok(Ok(results)),
+                    Err(zk::MultiWriteError::OperationFailed { index, source }) => {
+                        Ok(Err(Refused {
+                            index,
+                            error: source,
+                        }))
                     }
-                    Ok(writer.commit().await)
+                    // A lost session is retried on a new one by `call`: nothing was applied.
+                    Err(zk::MultiWriteError::RequestFailed { source }) => Err(source),
                 }
             })
             .await?;
-        match outcome {
-            Ok(_) => Ok(()),
-            Err(zk::MultiWriteError::OperationFailed { index, source }) => {
-                let path = ops.get(index).map(WriteOp::path).unwrap_or(first);
-                Err(zk_error("multi-write", path, source))
+        Ok(outcome.map(|results| {
+            results
+                .into_iter()
+                .map(|result| match result {
+                    zk::MultiWriteResult::Create { .. } => Applied::Written { version: 0 },
+                    zk::MultiWriteResult::SetData { stat } => Applied::Written {
+                        version: stat.version,
+                    },
+                    _ => Applied::Other,
+                })
+                .collect()
+        }))
+    }
+
+    /// Sends the operations in as many multi requests as their size needs, in order, stopping
+    /// at the first refused one; its index is into `ops`. Requests before it stay applied.
+    pub async fn multi_chunked(&self, ops: &[WriteOp]) -> Result<std::result::Result<(), Refused>> {
+        let mut offset = 0;
+        for chunk in request_chunks(ops) {
+            if let Err(refused) = self.multi(chunk).await? {
+                return Ok(Err(Refused {
+                    index: offset + refused.index,
+                    error: refused.error,
+                }));
             }
-            Err(zk::MultiWriteError::RequestFailed { source }) => {
-                Err(zk_error("multi-write", first, source))
+            offset += chunk.len();
+        }
+        Ok(Ok(()))
+    }
+
+    async fn send_multi(
+        client: &zk::Client,
+        ops: &[WriteOp],
+    ) -> std::result::Result<Vec<zk::MultiWriteResult>, zk::MultiWriteError> {
+        let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+        let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
+        let mut writer = client.new_multi_writer();
+        for op in ops {
+            let added = match op {
+                WriteOp::Create { path, data } => writer.add_create(path, data, &persistent),
+                WriteOp::CreateEphemeral { path, data } => {
+                    writer.add_create(path, data, &ephemeral)
+                }
+                WriteOp::SetData {
+                    path,
+                    data,
+                    version,
+                } => writer.add_set_data(path, data, *version),
+                WriteOp::Check { path, version } => writer.add_check_version(path, *version),
+                WriteOp::Delete { path } => writer.add_delete(path, None),
+            };
+            added.map_err(|source| zk::MultiWriteError::RequestFailed { source })?;
+        }
+        writer.commit().await
+    }
+
+    /// Applies the operations on the current session only, if it is still connected, within
+    /// `timeout`; never opens a session. For releasing ephemeral nodes when closing: a session
+    /// that is gone took them with it.
+    pub async fn multi_on_live_session(&self, ops: &[WriteOp], timeout: Duration) -> bool {
+        let client = match self.session.lock().await.as_ref() {
+            Some(client) if client.state() == zk::SessionState::SyncConnected => client.clone(),
+            _ => return false,
+        };
+        let mut done = true;
+        for chunk in request_chunks(ops) {
+            match tokio::time::timeout(timeout, Self::send_multi(&client, chunk)).await {
+                Ok(Ok(_)) => {}
+                _ => done = false,
             }
         }
+        done
+    }
+
+    /// The id of the current session, if one is open.
+    pub async fn session_id(&self) -> Option<i64> {
+        self.session
+            .lock()
+            .await
+            .as_ref()
+            .filter(|client| !client.state().is_terminated())
+            .map(|client| client.session_id().0)
+    }
+
+    /// The current session's id and password, if one is open.
+    pub async fn session_info(&self) -> Option<zk::SessionInfo> {
+        self.session
+            .lock()
+            .await
+            .as_ref()
+            .filter(|client| !client.state().is_terminated())
+            .map(|client| client.session().clone())
+    }
+
+    /// Closes the session: its ephemeral nodes go at once. The next call opens a new one.
+    pub async fn close_session(&self) {
+        self.session.lock().await.take();
     }
 
     /// Lists the children of a node; `None` if it does not exist.
@@ -318,6 +483,11 @@ fn zk_error(operation: &'static str, path: &str, source: zk::Error) -> Error {
         path: path.to_string(),
         source,
     }
+}
+
+/// Splits operations into consecutive runs that each fit one multi request.
+pub fn request_chunks(ops: &[WriteOp]) -> Vec<&[WriteOp]> {
+    chunks_by_size(ops, WriteOp::estimated_bytes)
 }
 
 /// Splits items into consecutive runs whose estimated size stays under one request's limit.

@@ -403,3 +403,170 @@ impl Zk {
 pub fn offset_path(group: &str, topic: &str, partition: i32) -> String {
     format!("/consumers/{group}/offsets/{topic}/{partition}")
 }
+
+/// A TCP proxy on loopback between a client and a server, which can cut the network: open
+/// connections are closed and new ones refused until it heals. With the cut longer than the
+/// client's session timeout, ZooKeeper expires the session, as after a real network partition.
+pub struct Proxy {
+    pub address: String,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Proxy {
+    /// A proxy to `target` (`host:port`), listening on a free loopback port.
+    pub fn to(target: &str) -> Proxy {
+        use std::net::{TcpListener, TcpStream};
+        use std::sync::atomic::AtomicBool;
+        use std::sync::{Arc, Mutex};
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind proxy");
+        let address = listener.local_addr().expect("proxy address").to_string();
+        let cut = Arc::new(AtomicBool::new(false));
+        let open: Arc<Mutex<Vec<TcpStream>>> = Arc::new(Mutex::new(Vec::new()));
+        let (target, flag, streams) = (target.to_string(), cut.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if flag.load(Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(&target) else {
+                    continue;
+                };
+                for stream in [&client, &server] {
+                    if let Ok(clone) = stream.try_clone() {
+                        streams.lock().unwrap().push(clone);
+                    }
+                }
+                for (mut from, mut to) in [
+                    (client.try_clone(), server.try_clone()),
+                    (server.try_clone(), client.try_clone()),
+                ]
+                .into_iter()
+                .filter_map(|(a, b)| Some((a.ok()?, b.ok()?)))
+                {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                        let _ = from.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Proxy { address, cut, open }
+    }
+
+    /// Cuts the network: every open connection is closed, new ones are refused.
+    pub fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    pub fn heal(&self) {
+        self.cut.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Expires a keeper's ZooKeeper session as a network partition does: the keeper reaches
+/// ZooKeeper through `proxy`, which is cut until ZooKeeper expired the session (`ids` nodes of
+/// the group gone, bounded by 30 s), then healed. The keeper notices at its next call.
+pub fn expire_through(proxy: &Proxy, zk: &Zk, group: &str) {
+    proxy.cut();
+    let ids = format!("/consumers/{group}/ids");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !zk.children(&ids).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the session did not expire in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    proxy.heal();
+}
+
+impl Zk {
+    /// The children of a node, sorted; empty when it does not exist.
+    pub fn children(&self, path: &str) -> Vec<String> {
+        match RUNTIME.block_on(self.client.list_children(path)) {
+            Ok(mut children) => {
+                children.sort();
+                children
+            }
+            Err(zk::Error::NoNode) => Vec::new(),
+            Err(err) => panic!("list {path}: {err}"),
+        }
+    }
+
+    /// Whether the node exists and is ephemeral.
+    pub fn is_ephemeral(&self, path: &str) -> bool {
+        match RUNTIME.block_on(self.client.check_stat(path)) {
+            Ok(Some(stat)) => stat.ephemeral_owner != 0,
+            Ok(None) => false,
+            Err(err) => panic!("stat {path}: {err}"),
+        }
+    }
+
+    /// Every node under `path` with its data, depth first, `path` included; empty when it does
+    /// not exist. For proving that nothing was written.
+    pub fn tree(&self, path: &str) -> Vec<(String, Vec<u8>)> {
+        let mut nodes = Vec::new();
+        let mut stack = vec![path.to_string()];
+        while let Some(next) = stack.pop() {
+            let Some(data) = self.get(&next) else {
+                continue;
+            };
+            for child in self.children(&next) {
+                stack.push(format!("{next}/{child}"));
+            }
+            nodes.push((next, data));
+        }
+        nodes.sort();
+        nodes
+    }
+}
+
+/// A ZooKeeper ensemble of its own (`tests/cluster/ensemble.sh`), for tests that crash, stop
+/// and freeze its nodes. Nodes are numbered from 1. Stopped and removed when dropped.
+pub struct Ensemble {
+    pub dir: PathBuf,
+    /// The connect string of every node.
+    pub connect: String,
+}
+
+impl Ensemble {
+    pub fn start(name: &str, nodes: usize) -> Ensemble {
+        let dir = repo_root().join("build").join(unique(name));
+        ensemble_script(&["start", &dir.to_string_lossy(), &nodes.to_string()]);
+        let vars = read_env_file(&dir.join("ensemble.env"));
+        let connect = vars
+            .get("OFFSETKEEPER_ZK")
+            .cloned()
+            .expect("ensemble.env has OFFSETKEEPER_ZK");
+        Ensemble { dir, connect }
+    }
+
+    /// `ensemble.sh <command> DIR <node>`: stop-node, kill-node, start-node, freeze, thaw.
+    pub fn node(&self, command: &str, node: usize) {
+        ensemble_script(&[command, &self.dir.to_string_lossy(), &node.to_string()]);
+    }
+}
+
+impl Drop for Ensemble {
+    fn drop(&mut self) {
+        ensemble_script(&["stop", &self.dir.to_string_lossy()]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn ensemble_script(args: &[&str]) {
+    let script = repo_root().join("tests/cluster/ensemble.sh");
+    let status = Command::new("bash")
+        .arg(&script)
+        .args(args)
+        .status()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
+    assert!(status.success(), "ensemble.sh {args:?} failed: {status}");
+}

@@ -16,13 +16,15 @@ final class NativeBridge {
 
     /**
      * Opens an engine. A policy given as null takes the default (earliest; for onMissing the
-     * {@code auto.offset.reset} of the Kafka parameters when present).
+     * {@code auto.offset.reset} of the Kafka parameters when present). An ownershipWaitMs of -1
+     * takes the default (the session timeout plus 5 s).
      *
      * @return a handle, never 0; free it once with {@link #close(long)}
      */
     static native long open(String zookeeperConnect, String basePath, int sessionTimeoutMs,
             int zookeeperTimeoutMs, int kafkaTimeoutMs, String[] kafkaKeys, String[] kafkaValues,
-            String onMissing, String onBelowRange, String onAboveRange);
+            String onMissing, String onBelowRange, String onAboveRange, boolean fencing,
+            boolean monotonic, boolean ownership, long ownershipWaitMs);
 
     /** Frees the engine. Calling it with 0 does nothing. */
     static native void close(long handle);
@@ -41,7 +43,7 @@ final class NativeBridge {
     /**
      * Commits next offsets to read, one atomic ZooKeeper multi.
      *
-     * @return {@code long[]{written, unchanged, requests}}
+     * @return {@code long[]{written, unchanged, requests, skipped}}
      */
     static native long[] commit(long handle, String group, String[] topics, int[] partitions,
             long[] offsets);

@@ -36,8 +36,16 @@ import org.apache.spark.streaming.kafka010.OffsetRange;
  * use, and again in a deserialized copy. {@link #close()} frees it; later calls throw
  * {@link IllegalStateException}.
  *
+ * <p>Reliability, all on by default: commits are fenced (each checks, in its ZooKeeper multi,
+ * the versions this keeper last saw, and fails with {@link CommitConflictException} when another
+ * writer changed them); a load takes ownership of the group's partitions (ephemeral nodes under
+ * {@code /consumers/<group>/ids} and {@code /owners}, in Kafka's old consumer layout), waiting
+ * up to the session timeout plus 5 s for a previous driver's session to go, then failing with
+ * {@link PartitionOwnedException}; and commits are monotonic (an offset below what this keeper
+ * already committed is left out with a WARN). {@link #close()} releases the ownership at once.
+ *
  * <p>Failures: {@link IllegalArgumentException} for bad input (nothing is written), and the
- * {@link OffsetKeeperException} family for servers and {@code FAIL} policies.
+ * {@link OffsetKeeperException} family for servers, conflicts and {@code FAIL} policies.
  */
 public final class OffsetKeeper implements AutoCloseable, Serializable {
     private static final long serialVersionUID = 1L;
@@ -64,6 +72,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private final int sessionTimeoutMs;
     private final int zookeeperTimeoutMs;
     private final int kafkaTimeoutMs;
+    private final boolean fencing;
+    private final boolean monotonic;
+    private final boolean ownership;
+    private final long ownershipWaitMs;
 
     // Calls hold the read lock and close() the write lock, so the handle is never freed under
     // a running call. The handle is opened under `opening` by whichever call comes first.
@@ -75,7 +87,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private OffsetKeeper(String zookeeper, String group, String basePath,
             LinkedHashMap<String, String> kafkaParams, OnMissing onMissing,
             OnBelowRange onBelowRange, OnAboveRange onAboveRange, int sessionTimeoutMs,
-            int zookeeperTimeoutMs, int kafkaTimeoutMs) {
+            int zookeeperTimeoutMs, int kafkaTimeoutMs, boolean fencing, boolean monotonic,
+            boolean ownership, long ownershipWaitMs) {
         this.zookeeper = zookeeper;
         this.group = group;
         this.basePath = basePath;
@@ -86,6 +99,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         this.sessionTimeoutMs = sessionTimeoutMs;
         this.zookeeperTimeoutMs = zookeeperTimeoutMs;
         this.kafkaTimeoutMs = kafkaTimeoutMs;
+        this.fencing = fencing;
+        this.monotonic = monotonic;
+        this.ownership = ownership;
+        this.ownershipWaitMs = ownershipWaitMs;
     }
 
     /** A builder; {@link Builder#zookeeper} and {@link Builder#kafkaParams} are required. */
@@ -114,6 +131,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      *
      * @throws PolicyViolationException when a {@code FAIL} policy applies to any partition
      * @throws UnknownTopicException when a topic does not exist
+     * @throws PartitionOwnedException when another running instance owns partitions of the
+     *     group and does not go within the ownership wait
      */
     public LoadReport loadWithReport(Collection<String> topics) {
         String[] names = topicNames(topics);
@@ -140,6 +159,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      * input does nothing.
      *
      * @param ranges {@code ((HasOffsetRanges) rdd).offsetRanges()}
+     * @throws CommitConflictException when another writer changed a partition since this keeper
+     *     last saw it (fencing); nothing was written
      */
     public CommitResult commit(OffsetRange[] ranges) {
         require(ranges, "ranges");
@@ -159,6 +180,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      * Commits next offsets to read, all or nothing. Empty input does nothing.
      *
      * @param offsets partition to the offset of the next record to read
+     * @throws CommitConflictException when another writer changed a partition since this keeper
+     *     last saw it (fencing); nothing was written
      */
     public CommitResult commit(Map<TopicPartition, Long> offsets) {
         require(offsets, "offsets");
@@ -182,7 +205,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             return CommitResult.EMPTY;
         }
         long[] r = call(h -> NativeBridge.commit(h, group, topics, partitions, offsets));
-        return new CommitResult(r[0], r[1], r[2]);
+        return new CommitResult(r[0], r[1], r[2], r[3]);
     }
 
     /** The committed offset and the current range of every partition of the topics. */
@@ -224,7 +247,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     }
 
     /**
-     * Frees the native engine, once; waits for calls in flight. Later calls of this keeper throw
+     * Frees the native engine, once; waits for calls in flight. Releases this keeper's ownership
+     * of its partitions at once (deletes its ownership nodes and closes its ZooKeeper session),
+     * so that a restarted job does not wait. Later calls of this keeper throw
      * {@link IllegalStateException}; closing again does nothing.
      */
     @Override
@@ -257,13 +282,16 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 + basePath + ", kafkaParams=" + shown + ", onMissing=" + onMissing
                 + ", onBelowRange=" + onBelowRange + ", onAboveRange=" + onAboveRange
                 + ", sessionTimeoutMs=" + sessionTimeoutMs + ", zookeeperTimeoutMs="
-                + zookeeperTimeoutMs + ", kafkaTimeoutMs=" + kafkaTimeoutMs + "}";
+                + zookeeperTimeoutMs + ", kafkaTimeoutMs=" + kafkaTimeoutMs + ", fencing="
+                + fencing + ", monotonic=" + monotonic + ", ownership=" + ownership
+                + ", ownershipWaitMs=" + (ownershipWaitMs < 0 ? "default" : ownershipWaitMs) + "}";
     }
 
     /** A deserialized copy is a fresh keeper with the same configuration, not yet opened. */
     private Object readResolve() {
         return new OffsetKeeper(zookeeper, group, basePath, kafkaParams, onMissing, onBelowRange,
-                onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs, kafkaTimeoutMs);
+                onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs, kafkaTimeoutMs, fencing,
+                monotonic, ownership, ownershipWaitMs);
     }
 
     private <T> T call(LongFunction<T> nativeCall) {
@@ -286,7 +314,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                         zookeeperTimeoutMs, kafkaTimeoutMs,
                         kafkaParams.keySet().toArray(new String[0]),
                         kafkaParams.values().toArray(new String[0]), nativeName(onMissing),
-                        nativeName(onBelowRange), nativeName(onAboveRange));
+                        nativeName(onBelowRange), nativeName(onAboveRange), fencing, monotonic,
+                        ownership, ownershipWaitMs);
             }
             return handle;
         }
@@ -361,6 +390,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         private int sessionTimeoutMs = 30_000;
         private int zookeeperTimeoutMs = 10_000;
         private int kafkaTimeoutMs = 10_000;
+        private boolean fencing = true;
+        private boolean monotonic = true;
+        private boolean ownership = true;
+        private long ownershipWaitMs = -1; // the engine's default: session timeout + 5 s
 
         private Builder() {}
 
@@ -450,6 +483,58 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
 
         /**
+         * Fencing: each commit checks, in its ZooKeeper multi, the znode versions this keeper
+         * last saw (from its load or its last commit), and fails with
+         * {@link CommitConflictException}, writing nothing, when another writer changed them.
+         * Default on.
+         */
+        public Builder fencing(boolean enabled) {
+            this.fencing = enabled;
+            return this;
+        }
+
+        /**
+         * Monotonic commits: an offset below what this keeper already committed for its
+         * partition (a batch finishing after a later one, with
+         * {@code spark.streaming.concurrentJobs > 1}) is left out with a WARN and counted in
+         * {@link CommitResult#skipped()}. Default on.
+         */
+        public Builder monotonicCommits(boolean enabled) {
+            this.monotonic = enabled;
+            return this;
+        }
+
+        /**
+         * One active instance per group: a load registers this keeper under
+         * {@code /consumers/<group>/ids} and takes {@code /consumers/<group>/owners/<topic>/<p>}
+         * (ephemeral nodes, as Kafka's old consumer did); another instance's load waits for them
+         * to go, then fails with {@link PartitionOwnedException}. Default on.
+         */
+        public Builder ownership(boolean enabled) {
+            this.ownership = enabled;
+            return this;
+        }
+
+        /**
+         * How long a load waits for another instance's ownership to go (a crashed driver's
+         * ZooKeeper session lingers up to its session timeout). Default: the session timeout
+         * plus 5 s. Zero fails at once.
+         */
+        public Builder ownershipWait(Duration wait) {
+            return ownershipWait(millis(wait, "ownershipWait"));
+        }
+
+        /** The ownership wait in milliseconds, 0 or more. */
+        public Builder ownershipWait(long millis) {
+            if (millis < 0 || millis > 24L * 3600 * 1000) {
+                throw new IllegalArgumentException("ownershipWait of " + millis
+                        + " ms is out of range; allowed: 0.." + 24L * 3600 * 1000 + " ms");
+            }
+            this.ownershipWaitMs = millis;
+            return this;
+        }
+
+        /**
          * The keeper. Servers are not contacted here: the engine opens on first use, and any
          * configuration it refuses is reported then.
          */
@@ -471,7 +556,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             }
             return new OffsetKeeper(zookeeper, group, basePath, new LinkedHashMap<>(kafkaParams),
                     onMissing, onBelowRange, onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs,
-                    kafkaTimeoutMs);
+                    kafkaTimeoutMs, fencing, monotonic, ownership, ownershipWaitMs);
         }
 
         private static long millis(Duration timeout, String name) {

@@ -163,7 +163,9 @@ public class BadArgumentsTest {
             IllegalStateException e = assertThrows(IllegalStateException.class, call);
             assertTrue(e.getMessage(), e.getMessage().contains("closed"));
         }
-        assertFalse(TestCluster.exists("/consumers/" + group));
+        // The load registered ownership (ids/, owners/, emptied by close); no offset was written.
+        assertFalse(TestCluster.exists("/consumers/" + group + "/offsets"));
+        assertTrue(TestCluster.zk().getChildren("/consumers/" + group + "/ids", false).isEmpty());
 
         OffsetKeeper neverUsed = TestCluster.keeper(group);
         neverUsed.close();

@@ -37,8 +37,13 @@ class SparkOffsetKeeperTest {
       assertEquals(0L, keeper.commit(Array.empty[OffsetRange]).written)
 
       val copy = SerializationTest.roundTrip(keeper)
-      try assertEquals(Map(p0 -> 7L, p1 -> 0L), copy.load(Seq(topic)))
-      finally copy.close()
+      try {
+        // A copy is an instance of its own: it reads while the original owns the group, and
+        // loads once the original closed.
+        assertEquals(List(3L, 0L), copy.lag(Set(topic)).map(_.lag))
+        keeper.close()
+        assertEquals(Map(p0 -> 7L, p1 -> 0L), copy.load(Seq(topic)))
+      } finally copy.close()
     } finally keeper.close()
     assertThrows(classOf[IllegalStateException], () => keeper.load(Seq(topic)))
   }

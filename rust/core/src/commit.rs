@@ -1,0 +1,580 @@
+//! `commit`: one ZooKeeper multi per batch that holds its checks and its writes.
+//!
+//! - Fencing: each write carries the znode version this keeper last saw (from its load or its
+//!   last commit), and each unchanged offset a check of it. A node changed by anyone else makes
+//!   ZooKeeper refuse the whole multi: [`Error::CommitConflict`], nothing written.
+//! - Ownership: when this keeper registered in the group, the multi also checks that its
+//!   `ids` node still exists. It goes when the session expires; the keeper then takes ownership
+//!   again, unless another instance has it, which is a conflict.
+//! - Monotonic: an offset below what this keeper already committed for the partition is left
+//!   out with a WARN (batches can finish out of order with `spark.streaming.concurrentJobs`).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use zookeeper_client as zk;
+
+use crate::error::{Error, Result};
+use crate::keeper::{check_commit, CommitSummary, OffsetKeeper};
+use crate::runtime::runtime;
+use crate::validate::Stored;
+use crate::zookeeper::layout::{encode_offset, GroupLayout};
+use crate::zookeeper::{request_chunks, Applied, Node, WriteOp};
+use crate::TopicPartition;
+
+/// Attempts of one commit when a folder appeared under it, ownership had to be taken again,
+/// or (fencing off) a node changed between the read and the write.
+const ATTEMPTS: usize = 3;
+
+/// What this keeper knows of the offset znodes it read or wrote, by path.
+#[derive(Debug, Default)]
+pub(crate) struct Tracker {
+    nodes: HashMap<String, Seen>,
+    /// Persistent folders known to exist.
+    dirs: HashSet<String>,
+}
+
+/// One offset znode as this keeper last saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Seen {
+    /// `None` when there was no node.
+    version: Option<i32>,
+    /// The stored offset; `None` when missing or not a usable offset.
+    value: Option<i64>,
+    /// A write whose outcome is unknown (the request failed on the way): the version it would
+    /// have given and the value it wrote. The next commit reads the node to settle it.
+    pending: Option<(i32, i64)>,
+    /// The highest offset this keeper committed: later commits never go below it.
+    committed: Option<i64>,
+}
+
+impl Seen {
+    fn of(node: Option<&Node>) -> Seen {
+        Seen {
+            version: node.map(|n| n.version),
+            value: node.and_then(|n| match Stored::parse(&n.data) {
+                Stored::Offset(offset) => Some(offset),
+                _ => None,
+            }),
+            pending: None,
+            committed: None,
+        }
+    }
+
+    fn describe(version: Option<i32>, value: Option<i64>) -> String {
+        match (version, value) {
+            (None, _) => "no node".to_string(),
+            (Some(v), Some(offset)) => format!("version {v} holding {offset}"),
+            (Some(v), None) => format!("version {v} holding no usable offset"),
+        }
+    }
+}
+
+impl Tracker {
+    /// What a load read. A node that changed since this keeper last saw it was written by
+    /// someone else (a reset): the load takes it over, and commits may go below what this
+    /// keeper committed before.
+    pub(crate) fn observe(&mut self, path: &str, node: Option<&Node>) {
+        let now = Seen::of(node);
+        match self.nodes.get_mut(path) {
+            None => {
+                self.nodes.insert(path.to_string(), now);
+            }
+            Some(seen) => {
+                let ours = seen.pending.is_some_and(|(version, value)| {
+                    now.version == Some(version) && now.value == Some(value)
+                });
+                let unchanged = seen.version == now.version && seen.value == now.value;
+                let committed = if ours || unchanged {
+                    seen.committed.max(now.value.filter(|_| ours))
+                } else {
+                    None
+                };
+                *seen = Seen { committed, ..now };
+            }
+        }
+    }
+
+    /// Forgets what this keeper committed for the path: the load chose to start elsewhere.
+    pub(crate) fn reset_floor(&mut self, path: &str) {
+        if let Some(seen) = self.nodes.get_mut(path) {
+            seen.committed = None;
+        }
+    }
+}
+
+/// One partition of a batch.
+struct Entry<'a> {
+    partition: &'a TopicPartition,
+    path: String,
+    offset: i64,
+}
+
+/// What an operation of the multi is for.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    Dir,
+    OwnerCheck,
+    Leaf(usize),
+}
+
+/// Why one attempt did not commit.
+enum Failed {
+    /// Worth another attempt (a folder appeared, ownership was taken again).
+    Again(Error),
+    Final(Error),
+}
+
+impl OffsetKeeper {
+    /// Stores each partition's next offset to read (Spark's `untilOffset`) in one atomic multi,
+    /// creating missing nodes and skipping unchanged ones. Bad input is refused before anything
+    /// is written. With fencing on, the multi fails as a whole with
+    /// [`Error::CommitConflict`] when another writer changed any of the partitions since this
+    /// keeper last saw them. Offsets below what this keeper already committed are skipped with a
+    /// WARN (monotonic commits).
+    pub fn commit(&self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<CommitSummary> {
+        check_commit(group, offsets)?;
+        if offsets.is_empty() {
+            return Ok(CommitSummary::default());
+        }
+        let runtime = runtime()?;
+        let mut tracker = self.tracker();
+        let layout = GroupLayout {
+            base_path: &self.store.config().base_path,
+            group,
+        };
+        let mut entries = Vec::with_capacity(offsets.len());
+        let mut skipped = Vec::new();
+        for (partition, offset) in offsets {
+            let path = layout.offset_path(&partition.topic, partition.partition);
+            let floor = tracker.nodes.get(&path).and_then(|seen| seen.committed);
+            match floor {
+                Some(floor) if self.monotonic && *offset < floor => {
+                    skipped.push((partition, *offset, floor));
+                }
+                _ => entries.push(Entry {
+                    partition,
+                    path,
+                    offset: *offset,
+                }),
+            }
+        }
+        if !skipped.is_empty() {
+            let mut shown = String::new();
+            for (partition, offset, floor) in skipped.iter().take(10) {
+                let _ = write!(shown, " {partition} {offset} < {floor};");
+            }
+            let more = skipped.len().saturating_sub(10);
+            log::warn!(
+                "group {group}: {} offset(s) left out, below what this keeper already committed (batches finishing out of order?):{shown}{} nothing written for them",
+                skipped.len(),
+                if more > 0 { format!(" and {more} more;") } else { String::new() }
+            );
+        }
+        let mut summary = CommitSummary {
+            skipped: skipped.len(),
+            ..CommitSummary::default()
+        };
+        if entries.is_empty() {
+            return Ok(summary);
+        }
+        let mut attempt = 1;
+        loop {
+            match runtime.block_on(self.commit_once(&mut tracker, &layout, &entries)) {
+                Ok(done) => {
+                    summary.written = done.written;
+                    summary.unchanged = done.unchanged;
+                    summary.requests = done.requests;
+                    return Ok(summary);
+                }
+                Err(Failed::Again(err)) if attempt < ATTEMPTS => {
+                    log::debug!("group {group}: commit attempt {attempt} did not go through ({err}); trying again");
+                    attempt += 1;
+                }
+                Err(Failed::Again(err) | Failed::Final(err)) => return Err(err),
+            }
+        }
+    }
+
+    async fn commit_once(
+        &self,
+        tracker: &mut Tracker,
+        layout: &GroupLayout<'_>,
+        entries: &[Entry<'_>],
+    ) -> std::result::Result<CommitSummary, Failed> {
+        let group = layout.group;
+        // Folders not known to exist, and nodes whose version is not known (or, without
+        // fencing, every node: the write must not rely on what was seen before).
+        let mut dirs: Vec<String> = layout.group_dirs();
+        let mut topics = HashSet::new();
+        for entry in entries {
+            if topics.insert(entry.partition.topic.as_str()) {
+                dirs.push(layout.topic_dir(&entry.partition.topic));
+            }
+        }
+        dirs.retain(|dir| !tracker.dirs.contains(dir));
+        let unknown: Vec<&Entry> = entries
+            .iter()
+            .filter(|entry| {
+                !self.fencing
+                    || tracker
+                        .nodes
+                        .get(&entry.path)
+                        .is_none_or(|seen| seen.pending.is_some())
+            })
+            .collect();
+        let mut missing_dirs = Vec::new();
+        if !dirs.is_empty() || !unknown.is_empty() {
+            let paths: Vec<String> = dirs
+                .iter()
+                .cloned()
+                .chain(unknown.iter().map(|entry| entry.path.clone()))
+                .collect();
+            let nodes = self.store.read_nodes(&paths).await.map_err(Failed::Final)?;
+            let (dir_nodes, leaf_nodes) = nodes.split_at(dirs.len());
+            for (dir, node) in dirs.iter().zip(dir_nodes) {
+                if node.is_some() {
+                    tracker.dirs.insert(dir.clone());
+                } else {
+                    missing_dirs.push(dir.clone());
+                }
+            }
+            for (entry, node) in unknown.iter().zip(leaf_nodes) {
+                let now = Seen::of(node.as_ref());
+                match tracker.nodes.get_mut(&entry.path) {
+                    None => {
+                        tracker.nodes.insert(entry.path.clone(), now);
+                    }
+                    Some(seen) if !self.fencing => {
+                        *seen = Seen {
+                            committed: seen.committed,
+                            ..now
+                        };
+                    }
+                    Some(seen) => {
+                        // Settle a write whose outcome was unknown: applied, not applied, or
+                        // overtaken by another writer.
+                        let Some((version, value)) = seen.pending else {
+                            continue;
+                        };
+                        if now.version == seen.version && now.value == seen.value {
+                            seen.pending = None;
+                        } else if now.version == Some(version) && now.value == Some(value) {
+                            seen.version = Some(version);
+                            seen.value = Some(value);
+                            seen.committed = seen.committed.max(Some(value));
+                            seen.pending = None;
+                        } else {
+                            let detail = format!(
+                                "a commit of this keeper failed on the way with its outcome unknown, and the node is now neither as it was ({}) nor as that commit would have left it ({}) but {}: another writer (a second job on this group, a zombie driver, or an operator's reset) changed it. Nothing of this commit was written. Load again to take the stored offsets over, or turn fencing off",
+                                Seen::describe(seen.version, seen.value),
+                                Seen::describe(Some(version), Some(value)),
+                                Seen::describe(now.version, now.value)
+                            );
+                            return Err(Failed::Final(Error::CommitConflict {
+                                group: group.to_string(),
+                                partition: entry.partition.clone(),
+                                detail,
+                            }));
+                        }
+                    }
+                }
+            }
+        }
+
+        // The operations: folders to create, the ownership check, then one per partition.
+        let mut head: Vec<(WriteOp, Role)> = missing_dirs
+            .iter()
+            .map(|dir| {
+                (
+                    WriteOp::Create {
+                        path: dir.clone(),
+                        data: Vec::new(),
+                    },
+                    Role::Dir,
+                )
+            })
+            .collect();
+        let owner_check = self.owners.is_registered(group).then(|| {
+            (
+                WriteOp::Check {
+                    path: layout.id_path(&self.owners.identity.consumer_id(group)),
+                    version: -1,
+                },
+                Role::OwnerCheck,
+            )
+        });
+        head.extend(owner_check.clone());
+        let mut summary = CommitSummary::default();
+        let mut leaves: Vec<(WriteOp, Role)> = Vec::with_capacity(entries.len());
+        for (index, entry) in entries.iter().enumerate() {
+            let seen = tracker.nodes.get(&entry.path).copied().unwrap_or_default();
+            let op = match seen.version {
+                None => WriteOp::Create {
+                    path: entry.path.clone(),
+                    data: encode_offset(entry.offset),
+                },
+                Some(version) if seen.value == Some(entry.offset) => {
+                    summary.unchanged += 1;
+                    if !self.fencing {
+                        continue;
+                    }
+                    WriteOp::Check {
+                        path: entry.path.clone(),
+                        version,
+                    }
+                }
+                Some(version) => WriteOp::SetData {
+                    path: entry.path.clone(),
+                    data: encode_offset(entry.offset),
+                    version: self.fencing.then_some(version),
+                },
+            };
+            if !matches!(op, WriteOp::Check { .. }) {
+                summary.written += 1;
+            }
+            leaves.push((op, Role::Leaf(index)));
+        }
+        if summary.written == 0 && !self.fencing {
+            return Ok(summary);
+        }
+
+        // One multi; more only for batches beyond one request's size.
+        let leaf_ops: Vec<WriteOp> = leaves.iter().map(|(op, _)| op.clone()).collect();
+        let mut chunks: Vec<Vec<(WriteOp, Role)>> = Vec::new();
+        let mut start = 0;
+        for (i, chunk) in request_chunks(&leaf_ops).into_iter().enumerate() {
+            let mut ops = if i == 0 {
+                std::mem::take(&mut head)
+            } else {
+                owner_check.iter().cloned().collect()
+            };
+            ops.extend(leaves[start..start + chunk.len()].iter().cloned());
+            start += chunk.len();
+            chunks.push(ops);
+        }
+        if chunks.len() > 1 {
+            log::warn!(
+                "group {group}: committing {} offsets in {} multi requests: each is atomic, the batch as a whole is not",
+                entries.len(),
+                chunks.len()
+            );
+        }
+        for (number, chunk) in chunks.iter().enumerate() {
+            let ops: Vec<WriteOp> = chunk.iter().map(|(op, _)| op.clone()).collect();
+            let outcome = match self.store.multi(&ops).await {
+                Ok(outcome) => outcome,
+                Err(err) => {
+                    // The request failed on the way: it may or may not have been applied.
+                    if self.fencing {
+                        for (op, role) in chunk {
+                            if let (
+                                Role::Leaf(i),
+                                WriteOp::Create { .. } | WriteOp::SetData { .. },
+                            ) = (role, op)
+                            {
+                                let entry = &entries[*i];
+                                if let Some(seen) = tracker.nodes.get_mut(&entry.path) {
+                                    let version = seen.version.map_or(0, |v| v.wrapping_add(1));
+                                    seen.pending = Some((version, entry.offset));
+                                }
+                            }
+                        }
+                    }
+                    return Err(Failed::Final(err));
+                }
+            };
+            match outcome {
+                Ok(applied) => {
+                    summary.requests += 1;
+                    for ((op, role), applied) in chunk.iter().zip(applied) {
+                        match role {
+                            Role::Dir => {
+                                tracker.dirs.insert(op.path().to_string());
+                            }
+                            Role::OwnerCheck => {}
+                            Role::Leaf(i) => {
+                                let entry = &entries[*i];
+                                let seen = tracker.nodes.entry(entry.path.clone()).or_default();
+                                if let Applied::Written { version } = applied {
+                                    seen.version = Some(version);
+                                    seen.value = Some(entry.offset);
+                                }
+                                seen.committed = seen.committed.max(Some(entry.offset));
+                            }
+                        }
+                    }
+                }
+                Err(refused) => {
+                    let Some((op, role)) = chunk.get(refused.index) else {
+                        return Err(Failed::Final(Error::Internal(format!(
+                            "ZooKeeper refused operation {} of a multi of {}",
+                            refused.index,
+                            chunk.len()
+                        ))));
+                    };
+                    let applied_before = number;
+                    return Err(self
+                        .refused(
+                            tracker,
+                            layout,
+                            entries,
+                            op,
+                            *role,
+                            refused.error,
+                            applied_before,
+                        )
+                        .await);
+                }
+            }
+        }
+        Ok(summary)
+    }
+
+    /// What to do when ZooKeeper refused one operation of a commit's multi.
+    #[allow(clippy::too_many_arguments)]
+    async fn refused(
+        &self,
+        tracker: &mut Tracker,
+        layout: &GroupLayout<'_>,
+        entries: &[Entry<'_>],
+        op: &WriteOp,
+        role: Role,
+        error: zk::Error,
+        applied_before: usize,
+    ) -> Failed {
+        let group = layout.group;
+        let zk_error = |error| Error::ZooKeeper {
+            operation: "multi-write",
+            path: op.path().to_string(),
+            source: error,
+        };
+        match (role, &error) {
+            // Another writer created the folder first, or removed one: look again.
+            (Role::Dir, zk::Error::NodeExists | zk::Error::NoNode) => {
+                tracker.dirs.clear();
+                Failed::Again(zk_error(error))
+            }
+            // This keeper's session expired and its ownership went with it: take it again,
+            // unless another instance took the group over meanwhile.
+            (Role::OwnerCheck, zk::Error::NoNode) => {
+                let owned = self.owners.owned_in(group);
+                log::warn!(
+                    "group {group}: this keeper's ownership went with its ZooKeeper session; taking it again"
+                );
+                match self
+                    .owners
+                    .acquire(&self.store, group, &owned, std::time::Duration::ZERO)
+                    .await
+                {
+                    Ok(()) => Failed::Again(zk_error(error)),
+                    Err(Error::Owned {
+                        partition, owner, ..
+                    }) => Failed::Final(Error::CommitConflict {
+                        group: group.to_string(),
+                        partition,
+                        detail: format!(
+                            "this keeper's ZooKeeper session expired, and another instance, {owner}, owns the partition now. Nothing of this commit was written{}",
+                            earlier(applied_before)
+                        ),
+                    }),
+                    Err(other) => Failed::Final(other),
+                }
+            }
+            (Role::Leaf(i), zk::Error::NoNode) if matches!(op, WriteOp::Create { .. }) => {
+                // The topic folder went (an operator deleted the topic's offsets): not a
+                // conflict for a node this keeper saw missing; create the folders again.
+                tracker.dirs.clear();
+                if !self.fencing {
+                    tracker.nodes.remove(&entries[i].path);
+                }
+                Failed::Again(zk_error(error))
+            }
+            (Role::Leaf(i), zk::Error::BadVersion | zk::Error::NodeExists | zk::Error::NoNode) => {
+                let entry = &entries[i];
+                if !self.fencing {
+                    // Changed between the read and the write: read again.
+                    tracker.nodes.remove(&entry.path);
+                    return Failed::Again(zk_error(error));
+                }
+                let seen = tracker.nodes.get(&entry.path).copied().unwrap_or_default();
+                let now = match self
+                    .store
+                    .read_nodes(std::slice::from_ref(&entry.path))
+                    .await
+                {
+                    Ok(mut nodes) => {
+                        let node = nodes.pop().flatten();
+                        let now = Seen::of(node.as_ref());
+                        Seen::describe(now.version, now.value)
+                    }
+                    Err(_) => "something else (it could not be read)".to_string(),
+                };
+                Failed::Final(Error::CommitConflict {
+                    group: group.to_string(),
+                    partition: entry.partition.clone(),
+                    detail: format!(
+                        "this keeper last saw {}, ZooKeeper now has {now}: another writer (a second job on this group, a zombie driver, or an operator's reset) changed it. Nothing of this commit was written{}. Load again to take the stored offsets over, or turn fencing off",
+                        Seen::describe(seen.version, seen.value),
+                        earlier(applied_before)
+                    ),
+                })
+            }
+            _ => Failed::Final(zk_error(error)),
+        }
+    }
+}
+
+/// The note for a batch split over several requests, some of which went through.
+fn earlier(applied: usize) -> String {
+    if applied == 0 {
+        String::new()
+    } else {
+        format!(" by this request; the {applied} request(s) of the batch before it were applied")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(version: i32, data: &str) -> Node {
+        Node {
+            data: data.as_bytes().to_vec(),
+            version,
+            ctime: 0,
+            ephemeral_owner: 0,
+        }
+    }
+
+    #[test]
+    fn a_load_keeps_the_floor_only_while_the_node_is_as_this_keeper_left_it() {
+        let mut tracker = Tracker::default();
+        tracker.observe("/p", Some(&node(3, "100")));
+        tracker.nodes.get_mut("/p").unwrap().committed = Some(100);
+        tracker.observe("/p", Some(&node(3, "100")));
+        assert_eq!(tracker.nodes["/p"].committed, Some(100));
+        // Someone else wrote: the load takes the node over and drops the floor.
+        tracker.observe("/p", Some(&node(4, "20")));
+        assert_eq!(tracker.nodes["/p"].committed, None);
+        assert_eq!(tracker.nodes["/p"].version, Some(4));
+        assert_eq!(tracker.nodes["/p"].value, Some(20));
+        // A write of this keeper whose outcome was unknown turns out applied.
+        tracker.nodes.get_mut("/p").unwrap().pending = Some((5, 30));
+        tracker.observe("/p", Some(&node(5, "30")));
+        assert_eq!(tracker.nodes["/p"].committed, Some(30));
+        assert_eq!(tracker.nodes["/p"].pending, None);
+        tracker.reset_floor("/p");
+        assert_eq!(tracker.nodes["/p"].committed, None);
+        tracker.observe("/gone", None);
+        assert_eq!(tracker.nodes["/gone"], Seen::default());
+    }
+
+    #[test]
+    fn seen_values_are_described_for_messages() {
+        assert_eq!(Seen::describe(None, None), "no node");
+        assert_eq!(Seen::describe(Some(2), Some(7)), "version 2 holding 7");
+        assert!(Seen::describe(Some(0), None).contains("no usable offset"));
+        assert_eq!(Seen::of(Some(&node(1, "x"))).value, None);
+    }
+}

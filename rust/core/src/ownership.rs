@@ -1,0 +1,491 @@
+//! One active instance per group: ephemeral nodes in the layout of Kafka's old consumer, which
+//! CMAK and ConsumerOffsetChecker show as owners.
+//!
+//! - `<base>/<group>/ids/<consumer id>`: this keeper, with a JSON value (subscription, host,
+//!   pid, since when), as the old consumer registered itself.
+//! - `<base>/<group>/owners/<topic>/<partition>`: the owning consumer thread id,
+//!   `<consumer id>-0`.
+//!
+//! Both are ephemeral: they go when the keeper closes its session, or when the session expires
+//! after a crash. A load takes ownership of every partition it returns; another keeper's load
+//! waits for the owner to go (up to the configured wait) and then fails naming it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::error::{Error, Result};
+use crate::zookeeper::layout::GroupLayout;
+use crate::zookeeper::{Node, WriteOp, ZkStore};
+use crate::TopicPartition;
+
+/// How often a waiting load looks again whether the owner went.
+const POLL: Duration = Duration::from_millis(250);
+
+/// Bounds the attempts of one acquisition when other keepers race for the same nodes.
+const MAX_ATTEMPTS: usize = 1_000;
+
+/// Who this keeper is, as its ownership nodes say.
+#[derive(Debug, Clone)]
+pub(crate) struct Identity {
+    host: String,
+    pid: u32,
+    since_ms: i64,
+    unique: String,
+}
+
+impl Identity {
+    pub(crate) fn new() -> Identity {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let since_ms = now_ms();
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_i64(since_ms);
+        hasher.write_u32(std::process::id());
+        hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        Identity {
+            host: host_name(),
+            pid: std::process::id(),
+            since_ms,
+            unique: format!("{:08x}", hasher.finish() as u32),
+        }
+    }
+
+    /// `<group>_<host>-<since ms>-<8 hex>`, as Kafka's old consumer named its instances.
+    pub(crate) fn consumer_id(&self, group: &str) -> String {
+        format!("{group}_{}-{}-{}", self.host, self.since_ms, self.unique)
+    }
+
+    /// The owner value of a partition node: the consumer id and thread number 0.
+    pub(crate) fn thread_id(&self, group: &str) -> String {
+        format!("{}-0", self.consumer_id(group))
+    }
+
+    /// The value of `ids/<consumer id>`: the old consumer's registration JSON, plus host and pid.
+    fn registration(&self, topics: &BTreeSet<String>) -> Vec<u8> {
+        let subscription: Vec<String> = topics.iter().map(|t| format!("\"{t}\":1")).collect();
+        format!(
+            "{{\"version\":1,\"subscription\":{{{}}},\"pattern\":\"static\",\"timestamp\":\"{}\",\"host\":\"{}\",\"pid\":{},\"client\":\"offsetkeeper {}\"}}",
+            subscription.join(","),
+            self.since_ms,
+            self.host,
+            self.pid,
+            env!("CARGO_PKG_VERSION")
+        )
+        .into_bytes()
+    }
+}
+
+/// The ownership a keeper holds, per group.
+pub(crate) struct Owners {
+    pub(crate) identity: Identity,
+    /// Partitions owned per group (those of the loads so far).
+    owned: Mutex<HashMap<String, BTreeSet<TopicPartition>>>,
+    /// One acquisition at a time per keeper, so that its own threads never race each other.
+    acquiring: tokio::sync::Mutex<()>,
+}
+
+impl Owners {
+    pub(crate) fn new() -> Owners {
+        Owners {
+            identity: Identity::new(),
+            owned: Mutex::new(HashMap::new()),
+            acquiring: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn owned(&self) -> std::sync::MutexGuard<'_, HashMap<String, BTreeSet<TopicPartition>>> {
+        self.owned
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether this keeper registered itself in the group.
+    pub(crate) fn is_registered(&self, group: &str) -> bool {
+        self.owned().contains_key(group)
+    }
+
+    /// The partitions this keeper took in the group.
+    pub(crate) fn owned_in(&self, group: &str) -> Vec<TopicPartition> {
+        self.owned()
+            .get(group)
+            .map(|owned| owned.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Registers this keeper in the group and takes the partitions, waiting up to `wait` for
+    /// other owners to go. Partitions it already owns are kept as they are.
+    pub(crate) async fn acquire(
+        &self,
+        store: &ZkStore,
+        group: &str,
+        partitions: &[TopicPartition],
+        wait: Duration,
+    ) -> Result<()> {
+        let _one_at_a_time = self.acquiring.lock().await;
+        let started = Instant::now();
+        let deadline = started + wait;
+        let layout = GroupLayout {
+            base_path: &store.config().base_path,
+            group,
+        };
+        let mut wanted: BTreeSet<TopicPartition> =
+            self.owned().get(group).cloned().unwrap_or_default();
+        wanted.extend(partitions.iter().cloned());
+        let topics: BTreeSet<String> = wanted.iter().map(|tp| tp.topic.clone()).collect();
+        let me = self.identity.thread_id(group);
+        let id_path = layout.id_path(&self.identity.consumer_id(group));
+        let registration = self.identity.registration(&topics);
+
+        let mut dirs = layout.ancestors();
+        dirs.push(layout.ids_dir());
+        dirs.push(layout.owners_dir());
+        dirs.extend(topics.iter().map(|t| layout.owners_topic_dir(t)));
+        let wanted: Vec<TopicPartition> = wanted.into_iter().collect();
+        let owner_paths: Vec<String> = wanted
+            .iter()
+            .map(|tp| layout.owner_path(&tp.topic, tp.partition))
+            .collect();
+        let paths: Vec<String> = dirs
+            .iter()
+            .chain(std::iter::once(&id_path))
+            .chain(&owner_paths)
+            .cloned()
+            .collect();
+
+        let mut told = false;
+        for _ in 0..MAX_ATTEMPTS {
+            let nodes = store.read_nodes(&paths).await?;
+            let (dir_nodes, rest) = nodes.split_at(dirs.len());
+            let (id_node, owner_nodes) = rest.split_at(1);
+            let foreign: Vec<(usize, &Node)> = owner_nodes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, node)| node.as_ref().map(|node| (i, node)))
+                .filter(|(_, node)| node.data != me.as_bytes())
+                .collect();
+            if let Some((first, node)) = foreign.first() {
+                let now = Instant::now();
+                if now >= deadline {
+                    let owner = describe_owner(store, &layout, node).await;
+                    return Err(Error::Owned {
+                        group: group.to_string(),
+                        partition: wanted[*first].clone(),
+                        owner,
+                        others: foreign.len() - 1,
+                        waited: started.elapsed(),
+                    });
+                }
+                if !told {
+                    told = true;
+                    let owner = describe_owner(store, &layout, node).await;
+                    log::warn!(
+                        "group {group}: {} and {} more partition(s) are owned by another instance, {owner}; waiting up to {} ms for it to go",
+                        wanted[*first],
+                        foreign.len() - 1,
+                        deadline.saturating_duration_since(now).as_millis()
+                    );
+                }
+                tokio::time::sleep(POLL.min(deadline.saturating_duration_since(now))).await;
+                continue;
+            }
+
+            let mut ops: Vec<WriteOp> = dirs
+                .iter()
+                .zip(dir_nodes)
+                .filter(|(_, node)| node.is_none())
+                .map(|(path, _)| WriteOp::Create {
+                    path: path.clone(),
+                    data: Vec::new(),
+                })
+                .collect();
+            match &id_node[0] {
+                None => ops.push(WriteOp::CreateEphemeral {
+                    path: id_path.clone(),
+                    data: registration.clone(),
+                }),
+                Some(node) if node.data != registration => ops.push(WriteOp::SetData {
+                    path: id_path.clone(),
+                    data: registration.clone(),
+                    version: None,
+                }),
+                Some(_) => {}
+            }
+            ops.extend(
+                owner_paths
+                    .iter()
+                    .zip(owner_nodes)
+                    .filter(|(_, node)| node.is_none())
+                    .map(|(path, _)| WriteOp::CreateEphemeral {
+                        path: path.clone(),
+                        data: me.clone().into_bytes(),
+                    }),
+            );
+            if ops.is_empty() {
+                self.owned()
+                    .insert(group.to_string(), wanted.into_iter().collect());
+                return Ok(());
+            }
+            match store.multi_chunked(&ops).await? {
+                Ok(()) => continue, // read again: every node must now be ours
+                Err(refused) => match refused.error {
+                    // Another keeper, or this one's previous session, got there first.
+                    zookeeper_client::Error::NodeExists | zookeeper_client::Error::NoNode => {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
+                    error => {
+                        let path = ops
+                            .get(refused.index)
+                            .map(WriteOp::path)
+                            .unwrap_or("/")
+                            .to_string();
+                        return Err(Error::ZooKeeper {
+                            operation: "register ownership",
+                            path,
+                            source: error,
+                        });
+                    }
+                },
+            }
+        }
+        Err(Error::Internal(format!(
+            "group {group}: ownership not settled after {MAX_ATTEMPTS} attempts"
+        )))
+    }
+
+    /// Gives up what this keeper took in the group beyond `kept` (what it owned before a load
+    /// that failed), and its registration when it keeps nothing. Best effort: whatever is left
+    /// goes with the session.
+    pub(crate) async fn release_since(
+        &self,
+        store: &ZkStore,
+        group: &str,
+        kept: &[TopicPartition],
+    ) {
+        let _one_at_a_time = self.acquiring.lock().await;
+        let layout = GroupLayout {
+            base_path: &store.config().base_path,
+            group,
+        };
+        let kept: BTreeSet<TopicPartition> = kept.iter().cloned().collect();
+        let owned = self.owned_in(group);
+        let mut ops: Vec<WriteOp> = owned
+            .iter()
+            .filter(|tp| !kept.contains(*tp))
+            .map(|tp| WriteOp::Delete {
+                path: layout.owner_path(&tp.topic, tp.partition),
+            })
+            .collect();
+        if kept.is_empty() {
+            ops.push(WriteOp::Delete {
+                path: layout.id_path(&self.identity.consumer_id(group)),
+            });
+        }
+        if ops.is_empty() {
+            return;
+        }
+        if !matches!(store.multi_chunked(&ops).await, Ok(Ok(()))) {
+            log::debug!("group {group}: ownership nodes not released; they go with the session");
+        }
+        let mut all = self.owned();
+        if kept.is_empty() {
+            all.remove(group);
+        } else {
+            all.insert(group.to_string(), kept);
+        }
+    }
+
+    /// Deletes of every ownership node this keeper made: owners first, then its ids nodes.
+    pub(crate) fn release_ops(&self, base_path: &str) -> Vec<WriteOp> {
+        let owned = self.owned();
+        let mut ops = Vec::new();
+        for (group, partitions) in owned.iter() {
+            let layout = GroupLayout { base_path, group };
+            ops.extend(partitions.iter().map(|tp| WriteOp::Delete {
+                path: layout.owner_path(&tp.topic, tp.partition),
+            }));
+            ops.push(WriteOp::Delete {
+                path: layout.id_path(&self.identity.consumer_id(group)),
+            });
+        }
+        ops
+    }
+
+    /// Forgets every ownership (after releasing it).
+    pub(crate) fn forget(&self) {
+        self.owned().clear();
+    }
+}
+
+/// The owner of a partition node, for messages: its thread id, and from its `ids` node the
+/// host and pid; since when (the node's creation) and its ZooKeeper session.
+pub(crate) async fn describe_owner(
+    store: &ZkStore,
+    layout: &GroupLayout<'_>,
+    owner: &Node,
+) -> String {
+    let thread = String::from_utf8_lossy(&owner.data).trim().to_string();
+    let consumer = thread
+        .rsplit_once('-')
+        .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(consumer, _)| consumer.to_string())
+        .unwrap_or_else(|| thread.clone());
+    let registration = if consumer.is_empty() || consumer.contains('/') {
+        None
+    } else {
+        store
+            .read(&[layout.id_path(&consumer)])
+            .await
+            .ok()
+            .and_then(|mut values| values.pop().flatten())
+    };
+    let text = registration
+        .as_deref()
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    let fields = json_fields(&text);
+    let host = fields.get("host").map_or("unknown", String::as_str);
+    let pid = fields.get("pid").map_or("unknown", String::as_str);
+    format!(
+        "'{thread}' (host {host}, pid {pid}, since {}, ZooKeeper session 0x{:x})",
+        format_utc(owner.ctime),
+        owner.ephemeral_owner
+    )
+}
+
+/// The top-level string and number fields of a flat JSON object, for reading the `ids` nodes
+/// offsetkeeper writes (no escapes in them). Anything else is skipped.
+fn json_fields(text: &str) -> BTreeMap<String, String> {
+    let mut fields = BTreeMap::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('"') {
+        rest = &rest[start + 1..];
+        let Some(end) = rest.find('"') else { break };
+        let key = &rest[..end];
+        rest = &rest[end + 1..];
+        let Some(after_colon) = rest.trim_start().strip_prefix(':') else {
+            continue;
+        };
+        let value = after_colon.trim_start();
+        if let Some(quoted) = value.strip_prefix('"') {
+            if let Some(close) = quoted.find('"') {
+                fields.insert(key.to_string(), quoted[..close].to_string());
+                rest = &quoted[close + 1..];
+            }
+        } else {
+            let number: String = value
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '-')
+                .collect();
+            if !number.is_empty() {
+                fields.insert(key.to_string(), number);
+            }
+            rest = value;
+        }
+    }
+    fields
+}
+
+/// Milliseconds since the epoch as `2024-05-01T12:00:00Z`.
+pub(crate) fn format_utc(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, day_secs) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        day_secs / 3600,
+        day_secs % 3600 / 60,
+        day_secs % 60
+    )
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// This machine's name, cut to the characters of a ZooKeeper path segment that Kafka's tools
+/// expect (`[a-zA-Z0-9._-]`).
+fn host_name() -> String {
+    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .unwrap_or_default();
+    let name: String = raw
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        "unknown-host".to_string()
+    } else {
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_follow_kafkas_old_consumer() {
+        let identity = Identity::new();
+        let id = identity.consumer_id("billing");
+        assert!(id.starts_with("billing_"), "{id}");
+        assert_eq!(identity.thread_id("billing"), format!("{id}-0"));
+        assert!(crate::names::check_name("id", &id).is_ok(), "{id}");
+        assert_ne!(Identity::new().unique, identity.unique);
+    }
+
+    #[test]
+    fn registration_is_the_old_consumers_json_with_host_and_pid() {
+        let identity = Identity::new();
+        let topics: BTreeSet<String> = ["a".to_string(), "b".to_string()].into();
+        let text = String::from_utf8(identity.registration(&topics)).unwrap();
+        assert!(
+            text.contains("\"subscription\":{\"a\":1,\"b\":1}"),
+            "{text}"
+        );
+        let fields = json_fields(&text);
+        assert_eq!(fields.get("pid"), Some(&std::process::id().to_string()));
+        assert_eq!(fields.get("host"), Some(&identity.host));
+        assert_eq!(fields.get("pattern").map(String::as_str), Some("static"));
+        assert_eq!(fields.get("version").map(String::as_str), Some("1"));
+    }
+
+    #[test]
+    fn json_fields_skip_what_they_cannot_read() {
+        assert!(json_fields("").is_empty());
+        assert!(json_fields("not json \"unterminated").is_empty());
+        let fields = json_fields("{\"a\":{\"b\":1},\"c\":\"d\",\"e\":-5}");
+        assert_eq!(fields.get("c").map(String::as_str), Some("d"));
+        assert_eq!(fields.get("e").map(String::as_str), Some("-5"));
+    }
+
+    #[test]
+    fn times_are_utc() {
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(format_utc(1_714_564_800_123), "2024-05-01T12:00:00Z");
+        assert_eq!(format_utc(-1000), "1969-12-31T23:59:59Z");
+    }
+}
