@@ -12,8 +12,8 @@ use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectAr
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 use offsetkeeper::{
-    Action, Inspected, KafkaSettings, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange,
-    OnMissing, Ownership, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
+    Action, KafkaSettings, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing,
+    Ownership, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
 };
 
 use convert::{
@@ -125,16 +125,9 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
             let group = string(env, &group, "group")?;
             let topics = strings(env, &topics, "topics")?;
             let loaded = engine.load(&group, &topics)?;
-            let inspected: Vec<Inspected> = loaded
-                .partitions
-                .iter()
-                .map(|r| Inspected {
-                    partition: r.partition.clone(),
-                    stored: r.stored.clone(),
-                    range: r.range,
-                })
-                .collect();
-            let mut columns = inspected_columns(env, &inspected)?;
+            let mut columns = inspected_columns(env, &loaded.partitions, |r| {
+                (&r.partition, &r.stored, r.range)
+            })?;
             let decisions = loaded.partitions.iter().map(|r| r.decision);
             let chosen: Vec<i64> = decisions.clone().map(|d| d.offset).collect();
             let actions: Vec<i8> = decisions.clone().map(|d| d.action as i8).collect();
@@ -161,7 +154,8 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_inspect<'local>(
             let group = string(env, &group, "group")?;
             let topics = strings(env, &topics, "topics")?;
             let inspected = engine.inspect(&group, &topics)?;
-            let columns = inspected_columns(env, &inspected)?;
+            let columns =
+                inspected_columns(env, &inspected, |r| (&r.partition, &r.stored, r.range))?;
             new_object_array(env, columns)
         })
         .resolve::<ThrowJavaException>()
@@ -331,16 +325,26 @@ fn stored_from_code(kind: i8, offset: i64, index: usize) -> Result<Stored> {
 
 /// The columns shared by load and inspect: topics, partitions, stored kinds, stored offsets,
 /// stored texts, earliest, latest.
-fn inspected_columns<'local>(
+/// `view` picks each row's partition, stored value and range, so load's report rows and
+/// inspect's rows convert without copies.
+fn inspected_columns<'local, R>(
     env: &mut Env<'local>,
-    rows: &[Inspected],
+    rows: &[R],
+    view: impl Fn(&R) -> (&TopicPartition, &Stored, PartitionRange),
 ) -> Result<Vec<JObject<'local>>> {
-    let topics: Vec<String> = rows.iter().map(|r| r.partition.topic.clone()).collect();
-    let partitions: Vec<i32> = rows.iter().map(|r| r.partition.partition).collect();
-    let (kinds, offsets): (Vec<i8>, Vec<i64>) = rows.iter().map(|r| stored_code(&r.stored)).unzip();
-    let texts: Vec<String> = rows.iter().map(|r| r.stored.to_string()).collect();
-    let earliest: Vec<i64> = rows.iter().map(|r| r.range.earliest).collect();
-    let latest: Vec<i64> = rows.iter().map(|r| r.range.latest).collect();
+    let rows: Vec<_> = rows.iter().map(view).collect();
+    let topics: Vec<String> = rows.iter().map(|(tp, _, _)| tp.topic.clone()).collect();
+    let partitions: Vec<i32> = rows.iter().map(|(tp, _, _)| tp.partition).collect();
+    let (kinds, offsets): (Vec<i8>, Vec<i64>) = rows
+        .iter()
+        .map(|(_, stored, _)| stored_code(stored))
+        .unzip();
+    let texts: Vec<String> = rows
+        .iter()
+        .map(|(_, stored, _)| stored.to_string())
+        .collect();
+    let earliest: Vec<i64> = rows.iter().map(|(_, _, range)| range.earliest).collect();
+    let latest: Vec<i64> = rows.iter().map(|(_, _, range)| range.latest).collect();
     Ok(vec![
         new_strings(env, &topics)?,
         new_ints(env, &partitions)?,
