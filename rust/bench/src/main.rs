@@ -1,11 +1,12 @@
-//! F, the benchmark's protocol floor: the requests offsetkeeper needs, sent straight from Rust
-//! with `zookeeper-client` and `rdkafka`, with no engine, no validation, no JNI and no logging.
+//! F, the benchmark's protocol floor: the requests offsetkeeper needs, sent straight from Rust,
+//! with no engine, no validation, no ownership, no JNI and no logging. Kafka requests use the
+//! engine's wire encoding and connection (`offsetkeeper::kafka::{protocol, connection}`) with
+//! nothing around them; ZooKeeper requests use `zookeeper-client` directly.
 //!
-//! A load is one Metadata request per topic (all at once), then at the same time one
-//! ZooKeeper multi-read of every partition's znode and, per side (earliest, latest), one
-//! ListOffsets per leader for every 250 partitions (librdkafka's `offsets_for_times` is O(n²) in
-//! the partitions of one call, so the engine splits the same way). A commit is one ZooKeeper
-//! multi of `setData`s, for exactly the changed offsets.
+//! A load is one Metadata request for all the topics, then at the same time one ZooKeeper
+//! multi-read of every partition's znode and, per side (earliest, latest), one ListOffsets per
+//! leader, the two sides on two connections. A commit is one ZooKeeper multi of `setData`s, for
+//! exactly the changed offsets.
 //!
 //! The Java harness (tests/bench) starts this program once and drives it over stdin, one
 //! command a line; each answer is one line `ok NANOS COUNT` (time measured here, around the
@@ -13,30 +14,37 @@
 //!
 //! ```text
 //! offsetkeeper-floor ZK_CONNECT BOOTSTRAP
-//! load cold|warm GROUP TOPIC[,TOPIC...]    cold: new ZooKeeper session and Kafka client, timed
+//! load cold|warm GROUP TOPIC[,TOPIC...]    cold: new ZooKeeper session and Kafka connections, timed
 //! commit GROUP VALUE TOPIC:N[,TOPIC:N...]  partitions 0..N-1 of each topic set to VALUE
 //! commit-one GROUP TOPIC PARTITION VALUE   one partition set to VALUE
 //! quit
 //! ```
 
+use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::time::{Duration, Instant};
 
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::{Offset, TopicPartitionList};
+use offsetkeeper::kafka::connection::Connection;
+use offsetkeeper::kafka::protocol::{
+    self, API_LIST_OFFSETS, API_METADATA, EARLIEST, LATEST, LIST_OFFSETS_VERSIONS,
+    METADATA_VERSIONS,
+};
 use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
-const TIMEOUT: Duration = Duration::from_secs(10);
-const PARTITIONS_PER_CALL: usize = 250;
-const PARALLEL_CALLS: usize = 8;
+const CLIENT_ID: &str = "offsetkeeper-floor";
 
 type Result<T> = std::result::Result<T, String>;
 
+/// Connections to the cluster: one for metadata, two per leader (one per side).
+struct Kafka {
+    metadata: Connection,
+    leaders: HashMap<String, [Connection; 2]>,
+}
+
 struct Clients {
     zk: zk::Client,
-    kafka: BaseConsumer,
+    kafka: Kafka,
 }
 
 struct Floor {
@@ -46,112 +54,57 @@ struct Floor {
     warm: Option<Clients>,
 }
 
-impl Floor {
-    fn kafka_client(&self) -> Result<BaseConsumer> {
-        ClientConfig::new()
-            .set("bootstrap.servers", &self.bootstrap)
-            .set("isolation.level", "read_uncommitted")
-            .set("enable.auto.commit", "false")
-            .set("allow.auto.create.topics", "false")
-            // Connect to the learned brokers at once instead of after librdkafka's sparse
-            // connection suppression (50 ms by default), as the engine does.
-            .set("enable.sparse.connections", "false")
-            .create()
-            .map_err(|e| format!("kafka client: {e}"))
-    }
+async fn open(address: &str) -> Result<Connection> {
+    Connection::open(address, CLIENT_ID)
+        .await
+        .map_err(|e| format!("connect {address}: {e}"))
+}
 
-    fn connect_zk(&self) -> Result<zk::Client> {
-        let connecting = zk::Client::connector()
+impl Floor {
+    async fn connect_zk(&self) -> Result<zk::Client> {
+        zk::Client::connector()
             .with_session_timeout(Duration::from_secs(30))
-            .with_connection_timeout(TIMEOUT)
-            .connect(&self.zk_connect);
-        self.runtime
-            .block_on(connecting)
+            .with_connection_timeout(Duration::from_secs(10))
+            .connect(&self.zk_connect)
+            .await
             .map_err(|e| format!("zookeeper connect: {e}"))
     }
 
-    /// The warm clients, created (untimed) on first use.
-    fn warm_clients(&mut self) -> Result<&Clients> {
-        if self.warm.is_none() {
-            let clients = Clients {
-                zk: self.connect_zk()?,
-                kafka: self.kafka_client()?,
-            };
-            self.warm = Some(clients);
-        }
-        Ok(self.warm.as_ref().expect("just set"))
+    async fn connect(&self) -> Result<Clients> {
+        let (zk, metadata) = tokio::try_join!(self.connect_zk(), open(&self.bootstrap))?;
+        Ok(Clients {
+            zk,
+            kafka: Kafka {
+                metadata,
+                leaders: HashMap::new(),
+            },
+        })
     }
 
-    /// Cold: the clients are created inside the timed region, the ZooKeeper session while the
-    /// metadata is asked; they are dropped after the clock stops.
-    fn load_cold(&self, group: &str, topics: &[&str]) -> Result<(u128, usize)> {
+    /// Cold: the ZooKeeper session and every Kafka connection are made inside the timed
+    /// region; they are dropped after the clock stops.
+    fn load_cold(&self, group: &str, topics: &[String]) -> Result<(u128, usize)> {
         let start = Instant::now();
-        let kafka = self.kafka_client()?;
-        let (zk, partitions) = std::thread::scope(|scope| {
-            let zk = scope.spawn(|| self.connect_zk());
-            let partitions = discover(&kafka, topics);
-            let zk = zk.join().map_err(|_| "zk thread panicked".to_string());
-            (zk, partitions)
-        });
-        let (zk, partitions) = (zk??, partitions?);
-        let count = self.read_and_list(&zk, &kafka, group, &partitions)?;
+        let (count, clients) = self.runtime.block_on(async {
+            let mut clients = self.connect().await?;
+            let count = load(&mut clients, group, topics).await?;
+            Ok::<_, String>((count, clients))
+        })?;
         let elapsed = start.elapsed().as_nanos();
-        drop((zk, kafka));
+        drop(clients);
         Ok((elapsed, count))
     }
 
-    fn load_warm(&mut self, group: &str, topics: &[&str]) -> Result<(u128, usize)> {
-        self.warm_clients()?;
-        let clients = self.warm.as_ref().expect("warm clients");
-        let start = Instant::now();
-        let partitions = discover(&clients.kafka, topics)?;
-        let count = self.read_and_list(&clients.zk, &clients.kafka, group, &partitions)?;
-        Ok((start.elapsed().as_nanos(), count))
-    }
-
-    /// One multi-read and the two ListOffsets requests, all in flight at once.
-    fn read_and_list(
-        &self,
-        zk: &zk::Client,
-        kafka: &BaseConsumer,
-        group: &str,
-        partitions: &[(String, i32)],
-    ) -> Result<usize> {
-        let paths: Vec<String> = partitions
-            .iter()
-            .map(|(topic, p)| format!("/consumers/{group}/offsets/{topic}/{p}"))
-            .collect();
-        let (stored, earliest, latest) = std::thread::scope(|scope| {
-            let earliest = scope.spawn(|| list_offsets(kafka, partitions, Offset::Beginning));
-            let latest = scope.spawn(|| list_offsets(kafka, partitions, Offset::End));
-            let stored = self.runtime.block_on(async {
-                let mut reader = zk.new_multi_reader();
-                for path in &paths {
-                    reader.add_get_data(path).map_err(|e| e.to_string())?;
-                }
-                reader
-                    .commit()
-                    .await
-                    .map_err(|e| format!("multi-read: {e}"))
-            });
-            let join = |h: std::thread::ScopedJoinHandle<'_, Result<usize>>| {
-                h.join()
-                    .unwrap_or_else(|_| Err("list offsets panicked".into()))
-            };
-            (stored, join(earliest), join(latest))
-        });
-        let (stored, earliest, latest) = (stored?, earliest?, latest?);
-        if stored.len() != partitions.len()
-            || earliest != partitions.len()
-            || latest != partitions.len()
-        {
-            return Err(format!(
-                "answers for {} partitions: {} stored, {earliest} earliest, {latest} latest",
-                partitions.len(),
-                stored.len()
-            ));
+    fn load_warm(&mut self, group: &str, topics: &[String]) -> Result<(u128, usize)> {
+        if self.warm.is_none() {
+            let mut clients = self.runtime.block_on(self.connect())?;
+            self.runtime.block_on(load(&mut clients, group, topics))?;
+            self.warm = Some(clients);
         }
-        Ok(partitions.len())
+        let clients = self.warm.as_mut().ok_or("no warm clients")?;
+        let start = Instant::now();
+        let count = self.runtime.block_on(load(clients, group, topics))?;
+        Ok((start.elapsed().as_nanos(), count))
     }
 
     fn commit(
@@ -160,8 +113,10 @@ impl Floor {
         value: &str,
         writes: &[(String, i32)],
     ) -> Result<(u128, usize)> {
-        self.warm_clients()?;
-        let clients = self.warm.as_ref().expect("warm clients");
+        if self.warm.is_none() {
+            self.warm = Some(self.runtime.block_on(self.connect())?);
+        }
+        let clients = self.warm.as_ref().ok_or("no warm clients")?;
         let paths: Vec<String> = writes
             .iter()
             .map(|(topic, p)| format!("/consumers/{group}/offsets/{topic}/{p}"))
@@ -184,91 +139,100 @@ impl Floor {
     }
 }
 
-/// One Metadata request per topic, all in flight at once.
-fn discover(kafka: &BaseConsumer, topics: &[&str]) -> Result<Vec<(String, i32)>> {
-    let per_topic: Vec<Result<Vec<(String, i32)>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = topics
-            .iter()
-            .map(|topic| {
-                scope.spawn(move || {
-                    let metadata = kafka
-                        .fetch_metadata(Some(topic), TIMEOUT)
-                        .map_err(|e| format!("metadata of {topic}: {e}"))?;
-                    let meta = metadata
-                        .topics()
-                        .iter()
-                        .find(|t| t.name() == *topic && t.error().is_none())
-                        .ok_or_else(|| format!("unknown topic {topic}"))?;
-                    let mut ids: Vec<i32> = meta.partitions().iter().map(|p| p.id()).collect();
-                    ids.sort_unstable();
-                    Ok(ids.into_iter().map(|p| (topic.to_string(), p)).collect())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("metadata panicked".into())))
-            .collect()
-    });
-    let mut all = Vec::new();
-    for partitions in per_topic {
-        all.extend(partitions?);
-    }
-    Ok(all)
-}
-
-/// `offsets_for_times` in calls of [`PARTITIONS_PER_CALL`], made at once from up to
-/// [`PARALLEL_CALLS`] threads: librdkafka matches answers to requests by linear search, O(n²)
-/// in the partitions of one call (the engine does the same; see rust/core/src/kafka/mod.rs).
-fn list_offsets(kafka: &BaseConsumer, partitions: &[(String, i32)], side: Offset) -> Result<usize> {
-    let chunks: Vec<&[(String, i32)]> = partitions.chunks(PARTITIONS_PER_CALL).collect();
-    let threads = chunks.len().clamp(1, PARALLEL_CALLS);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|first| {
-                let chunks = &chunks;
-                scope.spawn(move || -> Result<usize> {
-                    let mut count = 0;
-                    for chunk in chunks.iter().skip(first).step_by(threads) {
-                        count += offsets_for_times(kafka, chunk, side)?;
-                    }
-                    Ok(count)
-                })
-            })
-            .collect();
-        let mut count = 0;
-        for handle in handles {
-            count += handle
-                .join()
-                .unwrap_or_else(|_| Err("list offsets panicked".into()))?;
+/// One Metadata request, then the multi-read and both sides' ListOffsets all in flight at once.
+async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<usize> {
+    let Clients { zk, kafka } = clients;
+    let version = kafka
+        .metadata
+        .version("Metadata", API_METADATA, METADATA_VERSIONS)
+        .map_err(|e| e.to_string())?;
+    let body = protocol::metadata_request(version, Some(topics)).buf;
+    let answer = kafka
+        .metadata
+        .call(API_METADATA, version, &body)
+        .await
+        .map_err(|e| format!("metadata: {e}"))?;
+    let metadata = protocol::parse_metadata(version, &answer).map_err(|e| e.to_string())?;
+    let addresses: HashMap<i32, String> = metadata
+        .brokers
+        .iter()
+        .map(|b| (b.node_id, format!("{}:{}", b.host, b.port)))
+        .collect();
+    let mut paths = Vec::new();
+    let mut by_leader: HashMap<String, Vec<(&str, Vec<i32>)>> = HashMap::new();
+    for topic in &metadata.topics {
+        if topic.error != 0 {
+            return Err(format!("topic {}: error {}", topic.name, topic.error));
         }
-        Ok(count)
-    })
+        for p in &topic.partitions {
+            paths.push(format!(
+                "/consumers/{group}/offsets/{}/{}",
+                topic.name, p.partition
+            ));
+            let leader = addresses.get(&p.leader).ok_or("partition without leader")?;
+            let topics = by_leader.entry(leader.clone()).or_default();
+            match topics.last_mut() {
+                Some((name, ids)) if *name == topic.name => ids.push(p.partition),
+                _ => topics.push((&topic.name, vec![p.partition])),
+            }
+        }
+    }
+    for leader in by_leader.keys() {
+        if !kafka.leaders.contains_key(leader) {
+            let pair = tokio::try_join!(open(leader), open(leader))?;
+            kafka.leaders.insert(leader.clone(), [pair.0, pair.1]);
+        }
+    }
+    let read = async {
+        let mut reader = zk.new_multi_reader();
+        for path in &paths {
+            reader.add_get_data(path).map_err(|e| e.to_string())?;
+        }
+        let results = reader
+            .commit()
+            .await
+            .map_err(|e| format!("multi-read: {e}"))?;
+        Ok::<usize, String>(results.len())
+    };
+    let lists =
+        futures::future::try_join_all(kafka.leaders.iter_mut().filter_map(|(leader, pair)| {
+            let topics = by_leader.get(leader)?;
+            let [earliest, latest] = pair;
+            Some(async move {
+                let (a, b) = tokio::try_join!(
+                    list(earliest, topics, EARLIEST),
+                    list(latest, topics, LATEST)
+                )?;
+                Ok::<usize, String>(a.min(b))
+            })
+        }));
+    let (stored, listed) = tokio::try_join!(read, lists)?;
+    let listed: usize = listed.into_iter().sum();
+    if stored != paths.len() || listed != paths.len() {
+        return Err(format!(
+            "answers for {} partitions: {stored} stored, {listed} listed",
+            paths.len()
+        ));
+    }
+    Ok(paths.len())
 }
 
-/// One `offsets_for_times` call: librdkafka sends one ListOffsets per leader broker.
-fn offsets_for_times(
-    kafka: &BaseConsumer,
-    partitions: &[(String, i32)],
-    side: Offset,
+/// One ListOffsets request; the number of partitions answered without error.
+async fn list(
+    connection: &mut Connection,
+    topics: &[(&str, Vec<i32>)],
+    timestamp: i64,
 ) -> Result<usize> {
-    let mut request = TopicPartitionList::with_capacity(partitions.len());
-    for (topic, p) in partitions {
-        request
-            .add_partition_offset(topic, *p, side)
-            .map_err(|e| e.to_string())?;
-    }
-    let reply = kafka
-        .offsets_for_times(request, TIMEOUT)
+    let version = connection
+        .version("ListOffsets", API_LIST_OFFSETS, LIST_OFFSETS_VERSIONS)
+        .map_err(|e| e.to_string())?;
+    let body = protocol::list_offsets_request(version, false, topics, timestamp).buf;
+    let answer = connection
+        .call(API_LIST_OFFSETS, version, &body)
+        .await
         .map_err(|e| format!("list offsets: {e}"))?;
-    let mut count = 0;
-    for element in reply.elements() {
-        element.error().map_err(|e| format!("list offsets: {e}"))?;
-        if let Offset::Offset(_) = element.offset() {
-            count += 1;
-        }
-    }
-    Ok(count)
+    let listed = protocol::parse_list_offsets(version, &answer).map_err(|e| e.to_string())?;
+    Ok(listed.iter().filter(|l| l.error == 0).count())
 }
 
 fn topic_counts(spec: &str) -> Result<Vec<(String, i32)>> {
@@ -286,12 +250,14 @@ fn topic_counts(spec: &str) -> Result<Vec<(String, i32)>> {
 fn run(floor: &mut Floor, line: &str) -> Result<(u128, usize)> {
     let words: Vec<&str> = line.split_whitespace().collect();
     match words.as_slice() {
-        ["load", "cold", group, topics] => {
-            floor.load_cold(group, &topics.split(',').collect::<Vec<_>>())
-        }
-        ["load", "warm", group, topics] => {
-            floor.load_warm(group, &topics.split(',').collect::<Vec<_>>())
-        }
+        ["load", "cold", group, topics] => floor.load_cold(
+            group,
+            &topics.split(',').map(String::from).collect::<Vec<_>>(),
+        ),
+        ["load", "warm", group, topics] => floor.load_warm(
+            group,
+            &topics.split(',').map(String::from).collect::<Vec<_>>(),
+        ),
         ["commit", group, value, spec] => floor.commit(group, value, &topic_counts(spec)?),
         ["commit-one", group, topic, partition, value] => {
             let partition = partition

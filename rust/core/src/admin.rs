@@ -133,14 +133,16 @@ impl OffsetKeeper {
         let brokers = self.brokers()?;
         let (stored, existing) = std::thread::scope(|scope| {
             let existing = scope.spawn(|| {
-                let known = brokers.topic_partitions(&topics)?;
-                let partitions: Vec<TopicPartition> = known
-                    .iter()
-                    .flat_map(|(topic, ids)| {
-                        ids.iter().map(move |id| TopicPartition::new(topic, *id))
-                    })
-                    .collect();
-                brokers.ranges(&partitions)
+                runtime()?.block_on(async {
+                    let known = brokers.topic_partitions(&topics).await?;
+                    let partitions: Vec<TopicPartition> = known
+                        .iter()
+                        .flat_map(|(topic, ids)| {
+                            ids.iter().map(move |id| TopicPartition::new(topic, *id))
+                        })
+                        .collect();
+                    brokers.ranges(&partitions).await
+                })
             });
             let stored = self.stored(group, &topics);
             let existing = existing
@@ -220,12 +222,12 @@ impl OffsetKeeper {
         for topic in topics {
             check_name("topic", topic)?;
         }
-        self.brokers()?.partitions(topics)
+        runtime()?.block_on(self.brokers()?.partitions(topics))
     }
 
     /// Every topic of the cluster but Kafka's internal ones, sorted.
     pub fn kafka_topics(&self) -> Result<Vec<String>> {
-        self.brokers()?.topics()
+        runtime()?.block_on(self.brokers()?.topics())
     }
 
     /// For each partition, the first offset whose record timestamp is at or after
@@ -235,8 +237,10 @@ impl OffsetKeeper {
         partitions: &[TopicPartition],
         timestamp_ms: i64,
     ) -> Result<HashMap<TopicPartition, Option<i64>>> {
-        self.brokers()?
-            .offsets_for_timestamp(partitions, timestamp_ms)
+        runtime()?.block_on(
+            self.brokers()?
+                .offsets_for_timestamp(partitions, timestamp_ms),
+        )
     }
 
     /// The offsets a Kafka consumer group committed to Kafka itself, in the order given; `None`

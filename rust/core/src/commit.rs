@@ -1,20 +1,22 @@
 //! `commit`: one ZooKeeper multi per batch that holds its checks and its writes.
 //!
 //! - Fencing: each write carries the znode version this keeper last saw (from its load or its
-//!   last commit), and each unchanged offset a check of it. A node changed by anyone else makes
-//!   ZooKeeper refuse the whole multi: [`Error::CommitConflict`], nothing written.
+//!   last commit). A node changed by anyone else makes ZooKeeper refuse the whole multi:
+//!   [`Error::CommitConflict`], nothing written. Unchanged offsets are not sent at all, so a
+//!   batch where 1 of 1,000 partitions moved is one write.
 //! - Ownership: when this keeper registered in the group, the multi also checks that its
 //!   `ids` node still exists. It goes when the session expires; the keeper then takes ownership
 //!   again, unless another instance has it, which is a conflict.
 //! - Monotonic: an offset below what this keeper already committed for the partition is left
 //!   out with a WARN (batches can finish out of order with `spark.streaming.concurrentJobs`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
+use crate::fast_hash::FastMap;
 use crate::keeper::{check_commit, CommitSummary, OffsetKeeper};
 use crate::runtime::runtime;
 use crate::validate::Stored;
@@ -29,7 +31,7 @@ const ATTEMPTS: usize = 3;
 /// What this keeper knows of the offset znodes it read or wrote, by path.
 #[derive(Debug, Default)]
 pub(crate) struct Tracker {
-    nodes: HashMap<String, Seen>,
+    nodes: FastMap<String, Seen>,
     /// Persistent folders known to exist.
     dirs: HashSet<String>,
 }
@@ -314,15 +316,14 @@ impl OffsetKeeper {
                     path: entry.path.clone(),
                     data: encode_offset(entry.offset),
                 },
-                Some(version) if seen.value == Some(entry.offset) => {
+                Some(_) if seen.value == Some(entry.offset) => {
+                    // Nothing to send: a node another writer changed meanwhile is caught when
+                    // this keeper next writes it, and ownership fences other instances.
                     summary.unchanged += 1;
-                    if !self.fencing {
-                        continue;
+                    if let Some(seen) = tracker.nodes.get_mut(&entry.path) {
+                        seen.committed = seen.committed.max(Some(entry.offset));
                     }
-                    WriteOp::Check {
-                        path: entry.path.clone(),
-                        version,
-                    }
+                    continue;
                 }
                 Some(version) => WriteOp::SetData {
                     path: entry.path.clone(),
@@ -330,12 +331,10 @@ impl OffsetKeeper {
                     version: self.fencing.then_some(version),
                 },
             };
-            if !matches!(op, WriteOp::Check { .. }) {
-                summary.written += 1;
-            }
+            summary.written += 1;
             leaves.push((op, Role::Leaf(index)));
         }
-        if summary.written == 0 && !self.fencing {
+        if summary.written == 0 {
             return Ok(summary);
         }
 
@@ -459,6 +458,7 @@ impl OffsetKeeper {
             // unless another instance took the group over meanwhile.
             (Role::OwnerCheck, zk::Error::NoNode) => {
                 let owned = self.owners.owned_in(group);
+                self.owners.unconfirm(group);
                 log::warn!(
                     "group {group}: this keeper's ownership went with its ZooKeeper session; taking it again"
                 );

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::commit::Tracker;
 use crate::error::{Error, Result};
+use crate::fast_hash::FastMap;
 use crate::kafka::{Brokers, KafkaSettings};
 use crate::names::{check_name, check_partition};
 use crate::ownership::Owners;
@@ -279,18 +280,23 @@ impl OffsetKeeper {
     /// operators.
     pub fn inspect(&self, group: &str, topics: &[String]) -> Result<Vec<Inspected>> {
         let topics = checked_topics(group, topics)?;
-        let partitions = self.brokers()?.partitions(&topics)?;
-        self.inspect_partitions(group, partitions, false)
+        let brokers = self.brokers()?;
+        runtime()?.block_on(async {
+            let partitions = brokers.partitions(&topics).await?;
+            self.inspect_partitions(group, partitions, false).await
+        })
     }
 
-    /// Stored offsets and ranges of the partitions, read at the same time. With `track`, what
-    /// was read becomes what this keeper last saw (for fencing), read and recorded without a
-    /// commit of this keeper in between.
-    fn inspect_partitions(
+    /// Stored offsets and ranges of the partitions, asked of ZooKeeper and Kafka at the same
+    /// time. With `own`, the partitions' ownership is taken first (on the ZooKeeper side), and
+    /// what was read becomes what this keeper last saw (for fencing), read and recorded without
+    /// a commit of this keeper in between.
+    #[allow(clippy::await_holding_lock)] // see the tracker below
+    async fn inspect_partitions(
         &self,
         group: &str,
         partitions: Vec<TopicPartition>,
-        track: bool,
+        own: bool,
     ) -> Result<Vec<Inspected>> {
         let brokers = self.brokers()?;
         let layout = GroupLayout {
@@ -301,26 +307,27 @@ impl OffsetKeeper {
             .iter()
             .map(|tp| layout.offset_path(&tp.topic, tp.partition))
             .collect();
-        // ZooKeeper and Kafka are asked at the same time.
-        let (stored, ranges) = std::thread::scope(|scope| {
-            let ranges = scope.spawn(|| brokers.ranges(&partitions));
-            let stored = runtime().and_then(|rt| {
-                if !track {
-                    return rt.block_on(self.store.read_nodes(&paths));
-                }
-                let mut tracker = self.tracker();
-                let nodes = rt.block_on(self.store.read_nodes(&paths))?;
-                for (path, node) in paths.iter().zip(&nodes) {
-                    tracker.observe(path, node.as_ref());
-                }
-                Ok(nodes)
-            });
-            let ranges = ranges
-                .join()
-                .unwrap_or_else(|_| Err(Error::Internal("offset range thread panicked".into())));
-            (stored, ranges)
-        });
-        let (stored, mut ranges) = (stored?, ranges?);
+        let stored = async {
+            if !own {
+                return self.store.read_nodes(&paths).await;
+            }
+            if self.ownership.enabled {
+                let wait = self.ownership_wait();
+                self.owners
+                    .acquire(&self.store, group, &partitions, wait)
+                    .await?;
+            }
+            // Held across the read so that no commit of this keeper comes in between; the
+            // future runs on the caller's thread (block_on), and commits take this lock
+            // outside the runtime too.
+            let mut tracker = self.tracker();
+            let nodes = self.store.read_nodes(&paths).await?;
+            for (path, node) in paths.iter().zip(&nodes) {
+                tracker.observe(path, node.as_ref());
+            }
+            Ok(nodes)
+        };
+        let (stored, mut ranges) = futures::try_join!(stored, brokers.ranges(&partitions))?;
         partitions
             .into_iter()
             .zip(stored)
@@ -343,25 +350,25 @@ impl OffsetKeeper {
     /// listing every refused partition. Nothing is written but the ownership nodes.
     pub fn load(&self, group: &str, topics: &[String]) -> Result<Loaded> {
         let topics = checked_topics(group, topics)?;
-        let partitions = self.brokers()?.partitions(&topics)?;
-        if !self.ownership.enabled {
-            return self.validated(group, partitions);
-        }
+        let brokers = self.brokers()?;
         let runtime = runtime()?;
         let before = self.owners.owned_in(group);
-        let wait = self.ownership_wait();
-        runtime.block_on(self.owners.acquire(&self.store, group, &partitions, wait))?;
-        let loaded = self.validated(group, partitions);
-        if loaded.is_err() {
+        let inspected = runtime.block_on(async {
+            // The ZooKeeper session opens while the brokers are asked for the partitions.
+            let (partitions, ()) =
+                futures::try_join!(brokers.partitions(&topics), self.store.connect())?;
+            self.inspect_partitions(group, partitions, true).await
+        });
+        let loaded = inspected.and_then(|inspected| self.validated(group, inspected));
+        if loaded.is_err() && self.ownership.enabled {
             // A failed load leaves no ownership behind that it took.
             runtime.block_on(self.owners.release_since(&self.store, group, &before));
         }
         loaded
     }
 
-    /// Reads, validates and reports the partitions' offsets: the load after ownership.
-    fn validated(&self, group: &str, partitions: Vec<TopicPartition>) -> Result<Loaded> {
-        let inspected = self.inspect_partitions(group, partitions, true)?;
+    /// Validates and reports what a load read.
+    fn validated(&self, group: &str, inspected: Vec<Inspected>) -> Result<Loaded> {
         let existing: Vec<(TopicPartition, PartitionRange)> = inspected
             .iter()
             .map(|i| (i.partition.clone(), i.range))
@@ -493,9 +500,14 @@ fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
 /// Refuses illegal names, negative partitions or offsets and duplicate partitions.
 pub(crate) fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
     check_name("group", group)?;
-    let mut seen: HashMap<&TopicPartition, i64> = HashMap::with_capacity(offsets.len());
+    let mut seen: FastMap<&TopicPartition, i64> = FastMap::default();
+    seen.reserve(offsets.len());
+    let mut checked_topic: Option<&str> = None;
     for (tp, offset) in offsets {
-        check_name("topic", &tp.topic)?;
+        if checked_topic != Some(tp.topic.as_str()) {
+            check_name("topic", &tp.topic)?;
+            checked_topic = Some(&tp.topic);
+        }
         check_partition(&tp.topic, tp.partition)?;
         if *offset < 0 {
             return Err(Error::invalid(format!(

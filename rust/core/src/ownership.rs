@@ -82,6 +82,10 @@ pub(crate) struct Owners {
     pub(crate) identity: Identity,
     /// Partitions owned per group (those of the loads so far).
     owned: Mutex<HashMap<String, BTreeSet<TopicPartition>>>,
+    /// Per group, the ZooKeeper session in which this keeper last found every partition it
+    /// owns in place: while that session lives its ephemeral nodes do too, so a load asking
+    /// for no more than that needs no request.
+    confirmed: Mutex<HashMap<String, i64>>,
     /// One acquisition at a time per keeper, so that its own threads never race each other.
     acquiring: tokio::sync::Mutex<()>,
 }
@@ -91,6 +95,7 @@ impl Owners {
         Owners {
             identity: Identity::new(),
             owned: Mutex::new(HashMap::new()),
+            confirmed: Mutex::new(HashMap::new()),
             acquiring: tokio::sync::Mutex::new(()),
         }
     }
@@ -99,6 +104,27 @@ impl Owners {
         self.owned
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn confirmed(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
+        self.confirmed
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Records that the keeper owns `wanted` in the group, as found in `session`.
+    fn settle(&self, group: &str, wanted: Vec<TopicPartition>, session: Option<i64>) {
+        self.owned()
+            .insert(group.to_string(), wanted.into_iter().collect());
+        match session {
+            Some(session) => self.confirmed().insert(group.to_string(), session),
+            None => self.confirmed().remove(group),
+        };
+    }
+
+    /// Makes the next acquisition in the group look at ZooKeeper again (its nodes went).
+    pub(crate) fn unconfirm(&self, group: &str) {
+        self.confirmed().remove(group);
     }
 
     /// Whether this keeper registered itself in the group.
@@ -130,8 +156,18 @@ impl Owners {
             base_path: &store.config().base_path,
             group,
         };
-        let mut wanted: BTreeSet<TopicPartition> =
-            self.owned().get(group).cloned().unwrap_or_default();
+        let registered = self.owned().get(group).cloned();
+        let session = store.session_id().await;
+        if let Some(owned) = &registered {
+            let confirmed = self.confirmed().get(group).copied();
+            if session.is_some()
+                && confirmed == session
+                && partitions.iter().all(|tp| owned.contains(tp))
+            {
+                return Ok(());
+            }
+        }
+        let mut wanted: BTreeSet<TopicPartition> = registered.clone().unwrap_or_default();
         wanted.extend(partitions.iter().cloned());
         let topics: BTreeSet<String> = wanted.iter().map(|tp| tp.topic.clone()).collect();
         let me = self.identity.thread_id(group);
@@ -153,6 +189,30 @@ impl Owners {
             .chain(&owner_paths)
             .cloned()
             .collect();
+
+        if registered.is_none() {
+            // First load of the group: the folders usually exist and nobody else owns the
+            // partitions, so one multi of creates settles it. Anything else (a folder missing,
+            // an owner present) refuses it as a whole, and the careful way below takes over.
+            let mut ops = vec![WriteOp::CreateEphemeral {
+                path: id_path.clone(),
+                data: registration.clone(),
+            }];
+            ops.extend(owner_paths.iter().map(|path| WriteOp::CreateEphemeral {
+                path: path.clone(),
+                data: me.clone().into_bytes(),
+            }));
+            match store.multi_chunked(&ops).await? {
+                Ok(()) => {
+                    self.settle(group, wanted, store.session_id().await);
+                    return Ok(());
+                }
+                Err(refused) => log::debug!(
+                    "group {group}: ownership in one step refused ({}); looking at the nodes",
+                    refused.error
+                ),
+            }
+        }
 
         let mut told = false;
         for _ in 0..MAX_ATTEMPTS {
@@ -223,8 +283,7 @@ impl Owners {
                     }),
             );
             if ops.is_empty() {
-                self.owned()
-                    .insert(group.to_string(), wanted.into_iter().collect());
+                self.settle(group, wanted, store.session_id().await);
                 return Ok(());
             }
             match store.multi_chunked(&ops).await? {
@@ -292,6 +351,7 @@ impl Owners {
         let mut all = self.owned();
         if kept.is_empty() {
             all.remove(group);
+            self.unconfirm(group);
         } else {
             all.insert(group.to_string(), kept);
         }
@@ -316,6 +376,7 @@ impl Owners {
     /// Forgets every ownership (after releasing it).
     pub(crate) fn forget(&self) {
         self.owned().clear();
+        self.confirmed().clear();
     }
 }
 

@@ -32,11 +32,31 @@ pub fn strings(
         return Err(BridgeError::Null(name.to_string()));
     }
     let len = array.len(env)?;
-    let mut values = Vec::with_capacity(len);
+    let mut values: Vec<String> = Vec::with_capacity(len);
+    let mut previous: Option<JString<'_>> = None;
     for index in 0..len {
         let element = array.get_element(env, index)?;
-        values.push(string(env, &element, &format!("{name}[{index}]"))?);
-        env.delete_local_ref(element);
+        if element.is_null() {
+            return Err(BridgeError::Null(format!("{name}[{index}]")));
+        }
+        // A batch names each topic many times, usually with the same String object: copy
+        // the characters once per run of it.
+        let repeated = match (&previous, values.last()) {
+            (Some(previous), Some(last)) if env.is_same_object(previous, &element)? => {
+                Some(last.clone())
+            }
+            _ => None,
+        };
+        values.push(match repeated {
+            Some(value) => value,
+            None => element.try_to_string(env)?,
+        });
+        if let Some(previous) = previous.replace(element) {
+            env.delete_local_ref(previous);
+        }
+    }
+    if let Some(previous) = previous {
+        env.delete_local_ref(previous);
     }
     Ok(values)
 }

@@ -132,6 +132,14 @@ impl KafkaSettings {
         })
     }
 
+    /// The value of a passed key, if the job set it.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.settings
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// The values that must never appear in a message or a log line.
     pub fn secret_values(&self) -> impl Iterator<Item = &str> {
         self.settings

@@ -383,6 +383,11 @@ impl ZkStore {
         done
     }
 
+    /// Opens the session now if none is open, so that it is ready for the next call.
+    pub async fn connect(&self) -> Result<()> {
+        self.client().await.map(drop)
+    }
+
     /// The id of the current session, if one is open.
     pub async fn session_id(&self) -> Option<i64> {
         self.session
