@@ -32,31 +32,14 @@ pub fn strings(
         return Err(BridgeError::Null(name.to_string()));
     }
     let len = array.len(env)?;
-    let mut values: Vec<String> = Vec::with_capacity(len);
-    let mut previous: Option<JString<'_>> = None;
+    let mut values = Vec::with_capacity(len);
     for index in 0..len {
         let element = array.get_element(env, index)?;
         if element.is_null() {
             return Err(BridgeError::Null(format!("{name}[{index}]")));
         }
-        // A batch names each topic many times, usually with the same String object: copy
-        // the characters once per run of it.
-        let repeated = match (&previous, values.last()) {
-            (Some(previous), Some(last)) if env.is_same_object(previous, &element)? => {
-                Some(last.clone())
-            }
-            _ => None,
-        };
-        values.push(match repeated {
-            Some(value) => value,
-            None => element.try_to_string(env)?,
-        });
-        if let Some(previous) = previous.replace(element) {
-            env.delete_local_ref(previous);
-        }
-    }
-    if let Some(previous) = previous {
-        env.delete_local_ref(previous);
+        values.push(element.try_to_string(env)?);
+        env.delete_local_ref(element);
     }
     Ok(values)
 }
@@ -92,6 +75,63 @@ pub fn same_lengths(names: &[&str], lengths: &[usize]) -> Result<()> {
         "array lengths differ ({}); they must be equal",
         described.join(", ")
     )))
+}
+
+/// Per entry, the topic named by its index into `names`. Topics cross the boundary once each
+/// with an index per entry: a batch names each topic many times, and each string conversion
+/// costs more than the rest of an entry.
+pub fn indexed_topics(names: &[String], index: &[i32]) -> Result<Vec<String>> {
+    index
+        .iter()
+        .enumerate()
+        .map(|(entry, &i)| {
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| names.get(i))
+                .cloned()
+                .ok_or_else(|| {
+                    BridgeError::InvalidArgument(format!(
+                        "topic index {i} of entry {entry} is outside the {} topic name(s); allowed: 0 to {}",
+                        names.len(),
+                        names.len() as i64 - 1
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// The other direction: each topic once, and per entry the index of its name.
+pub fn topic_index<'a>(topics: impl Iterator<Item = &'a str>) -> (Vec<String>, Vec<i32>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut index = Vec::new();
+    for topic in topics {
+        // Entries come grouped by topic: the last name is almost always the one.
+        let position = match names.iter().rposition(|name| name == topic) {
+            Some(position) => position,
+            None => {
+                names.push(topic.to_string());
+                names.len() - 1
+            }
+        };
+        index.push(position as i32);
+    }
+    (names, index)
+}
+
+/// A String[] with null where there is no value.
+pub fn new_optional_strings<'local>(
+    env: &mut Env<'local>,
+    values: &[Option<String>],
+) -> Result<JObject<'local>> {
+    let array = JObjectArray::<JString>::new(env, values.len(), JString::null())?;
+    for (index, value) in values.iter().enumerate() {
+        if let Some(value) = value {
+            let text = env.new_string(value)?;
+            array.set_element(env, index, &text)?;
+            env.delete_local_ref(text);
+        }
+    }
+    Ok(array.into())
 }
 
 pub fn new_strings<'local>(env: &mut Env<'local>, values: &[String]) -> Result<JObject<'local>> {
@@ -142,4 +182,37 @@ pub fn millis(value: i32, name: &str) -> Result<std::time::Duration> {
         )));
     }
     Ok(std::time::Duration::from_millis(value as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topics_cross_once_each_with_an_index_per_entry() {
+        let (names, index) = topic_index(["a", "a", "b", "a", "b"].into_iter());
+        assert_eq!(
+            (names.as_slice(), index.as_slice()),
+            (
+                &["a".to_string(), "b".to_string()][..],
+                &[0, 0, 1, 0, 1][..]
+            )
+        );
+        assert_eq!(
+            indexed_topics(&names, &index).unwrap(),
+            ["a", "a", "b", "a", "b"]
+        );
+    }
+
+    #[test]
+    fn an_index_outside_the_names_is_refused_naming_it() {
+        let names = vec!["a".to_string()];
+        for bad in [1, -1, i32::MAX] {
+            let err = indexed_topics(&names, &[0, bad]).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("topic index {bad} of entry 1")) && err.contains("0 to 0"),
+                "{err}"
+            );
+        }
+    }
 }

@@ -17,8 +17,8 @@ use offsetkeeper::{
 };
 
 use convert::{
-    bytes, ints, longs, millis, new_bytes, new_ints, new_longs, new_object_array, new_strings,
-    optional_string, same_lengths, string, strings,
+    bytes, indexed_topics, ints, longs, millis, new_bytes, new_ints, new_longs, new_object_array,
+    new_optional_strings, new_strings, optional_string, same_lengths, string, strings, topic_index,
 };
 use errors::{BridgeError, ThrowJavaException};
 
@@ -167,7 +167,8 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
     _class: JClass<'local>,
     handle: jlong,
     group: JString<'local>,
-    topics: JObjectArray<'local, JString<'local>>,
+    topic_names: JObjectArray<'local, JString<'local>>,
+    topic_index: JIntArray<'local>,
     partitions: JIntArray<'local>,
     offsets: JLongArray<'local>,
 ) -> JLongArray<'local> {
@@ -175,13 +176,15 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
         .with_env(|env| -> Result<JLongArray<'local>> {
             let engine = keeper(handle)?;
             let group = string(env, &group, "group")?;
-            let topics = strings(env, &topics, "topics")?;
+            let names = strings(env, &topic_names, "topicNames")?;
+            let index = ints(env, &topic_index, "topicIndex")?;
             let partitions = ints(env, &partitions, "partitions")?;
             let offsets = longs(env, &offsets, "offsets")?;
             same_lengths(
-                &["topics", "partitions", "offsets"],
-                &[topics.len(), partitions.len(), offsets.len()],
+                &["topicIndex", "partitions", "offsets"],
+                &[index.len(), partitions.len(), offsets.len()],
             )?;
+            let topics = indexed_topics(&names, &index)?;
             let batch: Vec<(TopicPartition, i64)> = topics
                 .into_iter()
                 .zip(partitions)
@@ -333,24 +336,26 @@ fn inspected_columns<'local, R>(
     view: impl Fn(&R) -> (&TopicPartition, &Stored, PartitionRange),
 ) -> Result<Vec<JObject<'local>>> {
     let rows: Vec<_> = rows.iter().map(view).collect();
-    let topics: Vec<String> = rows.iter().map(|(tp, _, _)| tp.topic.clone()).collect();
+    let (names, index) = topic_index(rows.iter().map(|(tp, _, _)| tp.topic.as_str()));
     let partitions: Vec<i32> = rows.iter().map(|(tp, _, _)| tp.partition).collect();
     let (kinds, offsets): (Vec<i8>, Vec<i64>) = rows
         .iter()
         .map(|(_, stored, _)| stored_code(stored))
         .unzip();
-    let texts: Vec<String> = rows
+    // Only corrupt values need their text from here; Java renders "none" and numbers.
+    let corrupt_texts: Vec<Option<String>> = rows
         .iter()
-        .map(|(_, stored, _)| stored.to_string())
+        .map(|(_, stored, _)| matches!(stored, Stored::Corrupt(_)).then(|| stored.to_string()))
         .collect();
     let earliest: Vec<i64> = rows.iter().map(|(_, _, range)| range.earliest).collect();
     let latest: Vec<i64> = rows.iter().map(|(_, _, range)| range.latest).collect();
     Ok(vec![
-        new_strings(env, &topics)?,
+        new_strings(env, &names)?,
+        new_ints(env, &index)?,
         new_ints(env, &partitions)?,
         new_bytes(env, &kinds)?,
         new_longs(env, &offsets)?,
-        new_strings(env, &texts)?,
+        new_optional_strings(env, &corrupt_texts)?,
         new_longs(env, &earliest)?,
         new_longs(env, &latest)?,
     ])

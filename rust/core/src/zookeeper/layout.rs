@@ -24,10 +24,18 @@ impl GroupLayout<'_> {
 
     /// `<base>/<group>/offsets/<topic>/<partition>`
     pub fn offset_path(&self, topic: &str, partition: i32) -> String {
-        format!(
-            "{}/{}/offsets/{topic}/{partition}",
-            self.base_path, self.group
-        )
+        // Built at its final size: a load or commit makes one per partition.
+        use std::fmt::Write as _;
+        let mut path =
+            String::with_capacity(self.base_path.len() + self.group.len() + topic.len() + 22);
+        path.push_str(self.base_path);
+        path.push('/');
+        path.push_str(self.group);
+        path.push_str("/offsets/");
+        path.push_str(topic);
+        path.push('/');
+        let _ = write!(path, "{partition}");
+        path
     }
 
     /// The folders above every topic folder, outermost first: each segment of the base path,

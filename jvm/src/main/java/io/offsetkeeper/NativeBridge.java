@@ -32,27 +32,28 @@ final class NativeBridge {
     /**
      * Loads and validates the offsets of the topics' partitions.
      *
-     * @return {@code Object[]{String[] topics, int[] partitions, byte[] storedKinds,
-     *     long[] storedOffsets, String[] storedTexts, long[] earliest, long[] latest,
-     *     long[] chosen, byte[] actions, long[] recordsLost}}, one element per partition;
-     *     storedOffsets is -1 unless the kind is offset; storedTexts is the report's text of
-     *     the stored value ("none", the offset, or {@code corrupt "..."})
+     * @return {@code Object[]{String[] topicNames, int[] topicIndex, int[] partitions,
+     *     byte[] storedKinds, long[] storedOffsets, String[] corruptTexts, long[] earliest,
+     *     long[] latest, long[] chosen, byte[] actions, long[] recordsLost}}: each topic name
+     *     once, then one element per partition, whose topic is {@code topicNames[topicIndex[i]]};
+     *     storedOffsets is -1 unless the kind is offset; corruptTexts holds the report's text
+     *     ({@code corrupt "..."}) of corrupt values and null elsewhere
      */
     static native Object[] load(long handle, String group, String[] topics);
 
     /**
-     * Commits next offsets to read, one atomic ZooKeeper multi.
+     * Commits next offsets to read, one atomic ZooKeeper multi. Entry i is partition
+     * {@code partitions[i]} of topic {@code topicNames[topicIndex[i]]}.
      *
      * @return {@code long[]{written, unchanged, requests, skipped}}
      */
-    static native long[] commit(long handle, String group, String[] topics, int[] partitions,
-            long[] offsets);
+    static native long[] commit(long handle, String group, String[] topicNames, int[] topicIndex,
+            int[] partitions, long[] offsets);
 
     /**
      * Stored offsets and current ranges, without validation (for lag).
      *
-     * @return {@code Object[]{String[] topics, int[] partitions, byte[] storedKinds,
-     *     long[] storedOffsets, String[] storedTexts, long[] earliest, long[] latest}}
+     * @return the first eight columns of {@link #load}'s answer
      */
     static native Object[] inspect(long handle, String group, String[] topics);
 

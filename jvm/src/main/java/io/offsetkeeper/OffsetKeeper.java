@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -137,19 +138,20 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     public LoadReport loadWithReport(Collection<String> topics) {
         String[] names = topicNames(topics);
         Object[] r = call(h -> NativeBridge.load(h, group, names));
-        String[] topicOf = (String[]) r[0];
-        int[] partitions = (int[]) r[1];
-        String[] storedTexts = (String[]) r[4];
-        long[] earliest = (long[]) r[5];
-        long[] latest = (long[]) r[6];
-        long[] chosen = (long[]) r[7];
-        byte[] actions = (byte[]) r[8];
-        long[] lost = (long[]) r[9];
-        List<PartitionReport> reports = new ArrayList<>(topicOf.length);
-        for (int i = 0; i < topicOf.length; i++) {
-            reports.add(new PartitionReport(topicOf[i], partitions[i], stored(r, i),
-                    storedTexts[i], earliest[i], latest[i], chosen[i], Action.fromCode(actions[i]),
-                    lost[i]));
+        String[] topicNames = (String[]) r[0];
+        int[] topicIndex = (int[]) r[1];
+        int[] partitions = (int[]) r[2];
+        long[] earliest = (long[]) r[6];
+        long[] latest = (long[]) r[7];
+        long[] chosen = (long[]) r[8];
+        byte[] actions = (byte[]) r[9];
+        long[] lost = (long[]) r[10];
+        List<PartitionReport> reports = new ArrayList<>(partitions.length);
+        for (int i = 0; i < partitions.length; i++) {
+            Long stored = stored(r, i);
+            reports.add(new PartitionReport(topicNames[topicIndex[i]], partitions[i], stored,
+                    storedText(r, i, stored), earliest[i], latest[i], chosen[i],
+                    Action.fromCode(actions[i]), lost[i]));
         }
         return new LoadReport(reports);
     }
@@ -164,16 +166,13 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      */
     public CommitResult commit(OffsetRange[] ranges) {
         require(ranges, "ranges");
-        String[] topics = new String[ranges.length];
-        int[] partitions = new int[ranges.length];
-        long[] offsets = new long[ranges.length];
+        Batch batch = new Batch(ranges.length);
         for (int i = 0; i < ranges.length; i++) {
             OffsetRange range = require(ranges[i], "ranges[" + i + "]");
-            topics[i] = range.topic();
-            partitions[i] = range.partition();
-            offsets[i] = range.untilOffset();
+            batch.add(require(range.topic(), "ranges[" + i + "].topic"), range.partition(),
+                    range.untilOffset());
         }
-        return commit(topics, partitions, offsets);
+        return commit(batch);
     }
 
     /**
@@ -185,41 +184,70 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      */
     public CommitResult commit(Map<TopicPartition, Long> offsets) {
         require(offsets, "offsets");
-        String[] topics = new String[offsets.size()];
-        int[] partitions = new int[offsets.size()];
-        long[] values = new long[offsets.size()];
-        int i = 0;
+        Batch batch = new Batch(offsets.size());
         for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
             TopicPartition tp = require(e.getKey(), "offsets key");
-            topics[i] = tp.topic();
-            partitions[i] = tp.partition();
-            values[i] = require(e.getValue(), "offsets value of " + tp);
-            i++;
+            batch.add(tp.topic(), tp.partition(), require(e.getValue(), "offsets value of " + tp));
         }
-        return commit(topics, partitions, values);
+        return commit(batch);
     }
 
-    private CommitResult commit(String[] topics, int[] partitions, long[] offsets) {
-        if (topics.length == 0) {
+    private CommitResult commit(Batch batch) {
+        if (batch.partitions.length == 0) {
             checkOpen();
             return CommitResult.EMPTY;
         }
-        long[] r = call(h -> NativeBridge.commit(h, group, topics, partitions, offsets));
+        String[] names = batch.names.toArray(new String[0]);
+        long[] r = call(h -> NativeBridge.commit(h, group, names, batch.topicIndex,
+                batch.partitions, batch.offsets));
         return new CommitResult(r[0], r[1], r[2], r[3]);
+    }
+
+    /**
+     * A commit's entries as the bridge takes them: each topic name once, and per entry the
+     * index of its name (a string costs more to cross JNI than the rest of an entry).
+     */
+    private static final class Batch {
+        private final Map<String, Integer> ids = new HashMap<>();
+        final List<String> names = new ArrayList<>();
+        final int[] topicIndex;
+        final int[] partitions;
+        final long[] offsets;
+        private int size;
+
+        Batch(int entries) {
+            topicIndex = new int[entries];
+            partitions = new int[entries];
+            offsets = new long[entries];
+        }
+
+        void add(String topic, int partition, long offset) {
+            Integer id = ids.get(topic);
+            if (id == null) {
+                id = names.size();
+                ids.put(topic, id);
+                names.add(topic);
+            }
+            topicIndex[size] = id;
+            partitions[size] = partition;
+            offsets[size] = offset;
+            size++;
+        }
     }
 
     /** The committed offset and the current range of every partition of the topics. */
     public List<PartitionLag> lag(Collection<String> topics) {
         String[] names = topicNames(topics);
         Object[] r = call(h -> NativeBridge.inspect(h, group, names));
-        String[] topicOf = (String[]) r[0];
-        int[] partitions = (int[]) r[1];
-        long[] earliest = (long[]) r[5];
-        long[] latest = (long[]) r[6];
-        List<PartitionLag> lags = new ArrayList<>(topicOf.length);
-        for (int i = 0; i < topicOf.length; i++) {
-            lags.add(new PartitionLag(topicOf[i], partitions[i], stored(r, i), earliest[i],
-                    latest[i]));
+        String[] topicNames = (String[]) r[0];
+        int[] topicIndex = (int[]) r[1];
+        int[] partitions = (int[]) r[2];
+        long[] earliest = (long[]) r[6];
+        long[] latest = (long[]) r[7];
+        List<PartitionLag> lags = new ArrayList<>(partitions.length);
+        for (int i = 0; i < partitions.length; i++) {
+            lags.add(new PartitionLag(topicNames[topicIndex[i]], partitions[i], stored(r, i),
+                    earliest[i], latest[i]));
         }
         return Collections.unmodifiableList(lags);
     }
@@ -329,7 +357,16 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
     /** Row i's stored offset, from the columns load and inspect results share. */
     private static Long stored(Object[] r, int i) {
-        return ((byte[]) r[2])[i] == STORED_OFFSET ? ((long[]) r[3])[i] : null;
+        return ((byte[]) r[3])[i] == STORED_OFFSET ? ((long[]) r[4])[i] : null;
+    }
+
+    /** Row i's stored value as the report shows it: the offset, "none", or the corrupt text. */
+    private static String storedText(Object[] r, int i, Long stored) {
+        if (stored != null) {
+            return Long.toString(stored);
+        }
+        String corrupt = ((String[]) r[5])[i];
+        return corrupt != null ? corrupt : "none";
     }
 
     /** Null and emptiness only: the engine checks names and reports duplicates. */

@@ -297,18 +297,22 @@ public class BadInputTableTest {
         // ---- JNI boundary (NativeBridge, called as the Java layer would never call it) ----
         jni("a zero (closed) handle", "IllegalStateException", "is closed",
                 g -> throwing(() -> NativeBridge.commit(0, g, new String[] {topic},
-                        new int[] {0}, new long[] {1})));
+                        new int[] {0}, new int[] {0}, new long[] {1})));
         jni("arrays of different lengths", iae, "array lengths differ",
-                g -> withHandle(g, h -> NativeBridge.commit(h, g, new String[] {topic, topic},
-                        new int[] {0}, new long[] {1, 2})));
+                g -> withHandle(g, h -> NativeBridge.commit(h, g, new String[] {topic},
+                        new int[] {0, 0}, new int[] {0}, new long[] {1, 2})));
+        jni("a topic index outside the topic names", iae,
+                "topic index 1 of entry 0 is outside the 1 topic name(s)",
+                g -> withHandle(g, h -> NativeBridge.commit(h, g, new String[] {topic},
+                        new int[] {1}, new int[] {0}, new long[] {1})));
         jni("a null group", iae, "argument 'group' is null",
                 g -> withHandle(g, h -> NativeBridge.commit(h, null, new String[] {topic},
-                        new int[] {0}, new long[] {1})));
+                        new int[] {0}, new int[] {0}, new long[] {1})));
         jni("a null element in the topics array", iae, "argument 'topics[0]' is null",
                 g -> withHandle(g, h -> NativeBridge.load(h, g, new String[] {null})));
         jni("offset `Long.MIN_VALUE`", iae, "is negative",
                 g -> withHandle(g, h -> NativeBridge.commit(h, g, new String[] {topic},
-                        new int[] {0}, new long[] {Long.MIN_VALUE})));
+                        new int[] {0}, new int[] {0}, new long[] {Long.MIN_VALUE})));
         jni("a null ZooKeeper connect string", iae, "argument 'zookeeperConnect' is null",
                 g -> openWith(null, 30_000, KEYS, new String[] {"b:1"}, null, -1));
         jni("a session timeout of -1 ms", iae, "sessionTimeoutMs is -1 ms",
