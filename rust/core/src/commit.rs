@@ -21,7 +21,7 @@ use crate::keeper::{check_commit, CommitSummary, OffsetKeeper};
 use crate::runtime::runtime;
 use crate::validate::Stored;
 use crate::zookeeper::layout::{encode_offset, GroupLayout};
-use crate::zookeeper::{request_chunks, Applied, Node, WriteOp};
+use crate::zookeeper::{chunks_by_size, Applied, Node, WriteOp};
 use crate::TopicPartition;
 
 /// Attempts of one commit when a folder appeared under it, ownership had to be taken again,
@@ -339,17 +339,19 @@ impl OffsetKeeper {
         }
 
         // One multi; more only for batches beyond one request's size.
-        let leaf_ops: Vec<WriteOp> = leaves.iter().map(|(op, _)| op.clone()).collect();
-        let mut chunks: Vec<Vec<(WriteOp, Role)>> = Vec::new();
-        let mut start = 0;
-        for (i, chunk) in request_chunks(&leaf_ops).into_iter().enumerate() {
+        let lengths: Vec<usize> = chunks_by_size(&leaves, |(op, _)| op.estimated_bytes())
+            .iter()
+            .map(|chunk| chunk.len())
+            .collect();
+        let mut leaves = leaves.into_iter();
+        let mut chunks: Vec<Vec<(WriteOp, Role)>> = Vec::with_capacity(lengths.len());
+        for (i, length) in lengths.into_iter().enumerate() {
             let mut ops = if i == 0 {
                 std::mem::take(&mut head)
             } else {
                 owner_check.iter().cloned().collect()
             };
-            ops.extend(leaves[start..start + chunk.len()].iter().cloned());
-            start += chunk.len();
+            ops.extend(leaves.by_ref().take(length));
             chunks.push(ops);
         }
         if chunks.len() > 1 {
@@ -360,7 +362,7 @@ impl OffsetKeeper {
             );
         }
         for (number, chunk) in chunks.iter().enumerate() {
-            let ops: Vec<WriteOp> = chunk.iter().map(|(op, _)| op.clone()).collect();
+            let ops: Vec<&WriteOp> = chunk.iter().map(|(op, _)| op).collect();
             let outcome = match self.store.multi(&ops).await {
                 Ok(outcome) => outcome,
                 Err(err) => {

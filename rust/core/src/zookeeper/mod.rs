@@ -2,6 +2,7 @@
 
 pub mod layout;
 
+use std::borrow::Borrow;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -93,7 +94,7 @@ impl WriteOp {
         }
     }
 
-    fn estimated_bytes(&self) -> usize {
+    pub(crate) fn estimated_bytes(&self) -> usize {
         match self {
             WriteOp::Create { path, data }
             | WriteOp::CreateEphemeral { path, data }
@@ -289,11 +290,11 @@ impl ZkStore {
     /// Sends the operations as one multi request, all or nothing; the caller keeps it within
     /// one request's size (see [`request_chunks`]). The outer error is a failed request
     /// (connection, timeout); the inner one names the operation ZooKeeper refused.
-    pub async fn multi(
+    pub async fn multi<W: Borrow<WriteOp> + Sync>(
         &self,
-        ops: &[WriteOp],
+        ops: &[W],
     ) -> Result<std::result::Result<Vec<Applied>, Refused>> {
-        let first = ops.first().map(WriteOp::path).unwrap_or("/");
+        let first = ops.first().map_or("/", |op| op.borrow().path());
         let outcome = self
             .call("multi-write", first, |client| async move {
                 match Self::send_multi(&client, ops).await {
@@ -339,15 +340,15 @@ impl ZkStore {
         Ok(Ok(()))
     }
 
-    async fn send_multi(
+    async fn send_multi<W: Borrow<WriteOp>>(
         client: &zk::Client,
-        ops: &[WriteOp],
+        ops: &[W],
     ) -> std::result::Result<Vec<zk::MultiWriteResult>, zk::MultiWriteError> {
         let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
         let mut writer = client.new_multi_writer();
         for op in ops {
-            let added = match op {
+            let added = match op.borrow() {
                 WriteOp::Create { path, data } => writer.add_create(path, data, &persistent),
                 WriteOp::CreateEphemeral { path, data } => {
                     writer.add_create(path, data, &ephemeral)
@@ -496,7 +497,7 @@ pub fn request_chunks(ops: &[WriteOp]) -> Vec<&[WriteOp]> {
 }
 
 /// Splits items into consecutive runs whose estimated size stays under one request's limit.
-fn chunks_by_size<T>(items: &[T], size_of: impl Fn(&T) -> usize) -> Vec<&[T]> {
+pub(crate) fn chunks_by_size<T>(items: &[T], size_of: impl Fn(&T) -> usize) -> Vec<&[T]> {
     let mut chunks = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (index, item) in items.iter().enumerate() {

@@ -6,6 +6,10 @@ import org.apache.kafka.common.TopicPartition;
 
 /** offsetkeeper through its Java API, as a Spark job calls it. */
 final class KeeperContender implements Contender {
+    /** offsetkeeper's default (on); {@code -Pbench.ownership=false} shows what ownership costs. */
+    private static final boolean OWNERSHIP =
+            Boolean.parseBoolean(System.getProperty("offsetkeeper.bench.ownership", "true"));
+
     private final String zkConnect;
     private final Map<String, Object> kafkaParams;
     private OffsetKeeper loader;
@@ -23,7 +27,7 @@ final class KeeperContender implements Contender {
 
     private OffsetKeeper keeper(String group) {
         return OffsetKeeper.builder().zookeeper(zkConnect).kafkaParams(kafkaParams).group(group)
-                .build();
+                .ownership(OWNERSHIP).build();
     }
 
     /** Opens the warm keepers and makes each connect with one untimed call. */
