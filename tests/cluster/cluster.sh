@@ -7,6 +7,12 @@
 #   cluster.sh status DIR        print which servers run
 #   cluster.sh stop-kafka|start-kafka|stop-zk|start-zk DIR
 #                                one server only, same ports and data (for fault tests)
+#   cluster.sh start-secure DIR  fresh secured cluster: ZooKeeper requires SASL (DIGEST-MD5) on
+#                                every session and has a TLS client port; Kafka has a SASL_SSL
+#                                listener (PLAIN, SCRAM-SHA-256/512) besides its PLAINTEXT one.
+#                                Certificates come from openssl (a CA and a 127.0.0.1 server
+#                                certificate, PEM) and keytool (a JKS truststore, to be refused);
+#                                users, passwords and paths go to DIR/secure.env
 #
 # Env: OFFSETKEEPER_CLUSTER_CLASSPATH  file holding a ':'-separated classpath
 #                                      (default <repo>/build/cluster/classpath.txt)
@@ -26,9 +32,9 @@ die() { echo "cluster.sh: $*" >&2; exit 1; }
 log() { echo "cluster.sh: $*" >&2; }
 probe() { python3 "$HERE/probe.py" "$@"; }
 
-[ $# -eq 2 ] || die "usage: cluster.sh start|stop|status|start-kafka|stop-kafka|start-zk|stop-zk DIR"
+[ $# -eq 2 ] || die "usage: cluster.sh start|start-secure|stop|status|start-kafka|stop-kafka|start-zk|stop-zk DIR"
 CMD=$1
-[ "$CMD" != start ] || mkdir -p "$2"
+[[ "$CMD" != start* ]] || mkdir -p "$2"
 if [ ! -d "$2" ]; then
   [ "$CMD" != stop ] || exit 0 # nothing was ever started there
   die "no cluster directory $2"
@@ -73,8 +79,11 @@ launch() {
   local role=$1 heap=$2
   shift 2
   mkdir -p "$DIR/logs"
+  local extra=()
+  # A secured cluster's JAAS and connection settings, kept for restarts.
+  [ ! -f "$DIR/$role.jvmflags" ] || mapfile -t extra <"$DIR/$role.jvmflags"
   setsid "$JAVA" -Xms64m "-Xmx$heap" -XX:+UseG1GC -Djava.awt.headless=true \
-    "-Doffsetkeeper.cluster=$DIR:$role" \
+    "-Doffsetkeeper.cluster=$DIR:$role" "${extra[@]}" \
     "-Dlog4j.configuration=file:$HERE/log4j.properties" \
     "-Doffsetkeeper.log.file=$DIR/logs/$role.log" \
     -cp "$CP" "$@" </dev/null >>"$DIR/logs/$role.out" 2>&1 &
@@ -161,7 +170,8 @@ start_kafka() {
 # Fresh ports, configs and empty data dirs; DIR's other files (classpath.txt) are left alone.
 configure() {
   local ports
-  rm -rf "$DIR/zk" "$DIR/kafka" "$DIR/logs" "$DIR/cluster.env" "$DIR/ports.env"
+  rm -rf "$DIR/zk" "$DIR/kafka" "$DIR/logs" "$DIR/cluster.env" "$DIR/ports.env" \
+    "$DIR/secure" "$DIR/secure.env" "$DIR/zk.jvmflags" "$DIR/kafka.jvmflags"
   mkdir -p "$DIR/zk/data" "$DIR/kafka/data" "$DIR/logs"
   ports=$(probe free-ports 2) || die "could not find free loopback ports"
   ZK_PORT=${ports% *} KAFKA_PORT=${ports#* }
@@ -201,6 +211,88 @@ controlled.shutdown.enable=false
 EOF
 }
 
+# The test users; these passwords guard nothing but a throwaway loopback cluster.
+ZK_USER=offsetkeeper ZK_PASSWORD=zk-Secret-4711
+KAFKA_USER=alice KAFKA_PASSWORD=kafka-Secret-0815
+
+# Certificates, JAAS files and the secured parts of both configs (after configure).
+configure_secure() {
+  local ports s=$DIR/secure
+  ports=$(probe free-ports 2) || die "could not find free loopback ports"
+  ZK_TLS_PORT=${ports% *} KAFKA_SASL_SSL_PORT=${ports#* }
+  printf 'ZK_TLS_PORT=%s\nKAFKA_SASL_SSL_PORT=%s\n' "$ZK_TLS_PORT" "$KAFKA_SASL_SSL_PORT" >>"$DIR/ports.env"
+  mkdir -p "$s"
+  command -v openssl >/dev/null || die "openssl is needed for the secured cluster's certificates"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=offsetkeeper test CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$s/ca.key" -out "$s/ca.pem" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+    -keyout "$s/server.key" -out "$s/server.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n' >"$s/server.ext"
+  openssl x509 -req -in "$s/server.csr" -CA "$s/ca.pem" -CAkey "$s/ca.key" -CAcreateserial \
+    -days 2 -extfile "$s/server.ext" -out "$s/server.pem" 2>/dev/null
+  cat "$s/server.key" "$s/server.pem" >"$s/server-keystore.pem"
+  "${JAVA%java}keytool" -importcert -noprompt -alias ca -file "$s/ca.pem" \
+    -keystore "$s/truststore.jks" -storepass changeit -storetype JKS >/dev/null 2>&1 ||
+    die "keytool could not write $s/truststore.jks"
+  printf '%s\n' 'Server {' '  org.apache.zookeeper.server.auth.DigestLoginModule required' \
+    "  user_$ZK_USER=\"$ZK_PASSWORD\"" '  user_kafka="kafka-broker-pw";' '};' >"$s/zk-jaas.conf"
+  printf '%s\n' 'Client {' '  org.apache.zookeeper.server.auth.DigestLoginModule required' \
+    '  username="kafka"' '  password="kafka-broker-pw";' '};' >"$s/kafka-jaas.conf"
+  {
+    echo "secureClientPort=$ZK_TLS_PORT"
+    echo "ssl.keyStore.location=$s/server-keystore.pem"
+    echo "ssl.keyStore.type=PEM"
+    echo "ssl.trustStore.location=$s/ca.pem"
+    echo "ssl.trustStore.type=PEM"
+    echo "ssl.clientAuth=none"
+    echo "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+    echo "sessionRequireClientSASLAuth=true"
+  } >>"$DIR/zk/zoo.cfg"
+  printf '%s\n' "-Djava.security.auth.login.config=$s/zk-jaas.conf" \
+    -Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory >"$DIR/zk.jvmflags"
+  printf '%s\n' "-Djava.security.auth.login.config=$s/kafka-jaas.conf" >"$DIR/kafka.jvmflags"
+  sed -i "s|^listeners=.*|listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT|" \
+    "$DIR/kafka/server.properties"
+  {
+    echo "inter.broker.listener.name=PLAINTEXT"
+    echo "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+    echo "listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_USER=\"$KAFKA_PASSWORD\";"
+    echo "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    echo "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    echo "ssl.keystore.type=PEM"
+    echo "ssl.keystore.location=$s/server-keystore.pem"
+    echo "ssl.client.auth=none"
+  } >>"$DIR/kafka/server.properties"
+}
+
+# SCRAM credentials live in ZooKeeper: written before the broker starts.
+add_scram_user() {
+  "$JAVA" "-Djava.security.auth.login.config=$DIR/secure/kafka-jaas.conf" \
+    "-Dlog4j.configuration=file:$HERE/log4j.properties" "-Doffsetkeeper.log.file=$DIR/logs/scram.log" \
+    -cp "$CP" kafka.admin.ConfigCommand --zookeeper "127.0.0.1:$ZK_PORT" --alter \
+    --add-config "SCRAM-SHA-256=[iterations=4096,password=$KAFKA_PASSWORD],SCRAM-SHA-512=[password=$KAFKA_PASSWORD]" \
+    --entity-type users --entity-name "$KAFKA_USER" >>"$DIR/logs/scram.out" 2>&1 ||
+    { tail_logs scram; die "could not add the SCRAM user $KAFKA_USER"; }
+}
+
+# secure.env: where the secured servers listen and the test credentials.
+write_secure_env() {
+  {
+    echo "OFFSETKEEPER_SECURE_ZK=127.0.0.1:$ZK_PORT"
+    echo "OFFSETKEEPER_SECURE_ZK_TLS=127.0.0.1:$ZK_TLS_PORT"
+    echo "OFFSETKEEPER_SECURE_ZK_USER=$ZK_USER"
+    echo "OFFSETKEEPER_SECURE_ZK_PASSWORD=$ZK_PASSWORD"
+    echo "OFFSETKEEPER_SECURE_KAFKA_PLAINTEXT=127.0.0.1:$KAFKA_PORT"
+    echo "OFFSETKEEPER_SECURE_KAFKA_SASL_SSL=127.0.0.1:$KAFKA_SASL_SSL_PORT"
+    echo "OFFSETKEEPER_SECURE_KAFKA_USER=$KAFKA_USER"
+    echo "OFFSETKEEPER_SECURE_KAFKA_PASSWORD=$KAFKA_PASSWORD"
+    echo "OFFSETKEEPER_SECURE_CA=$DIR/secure/ca.pem"
+    echo "OFFSETKEEPER_SECURE_JKS=$DIR/secure/truststore.jks"
+  } >"$DIR/secure.env.tmp"
+  mv "$DIR/secure.env.tmp" "$DIR/secure.env"
+}
+
 # A failed start must not leave half a cluster behind (Gradle then never runs clusterStop).
 STARTED=()
 cleanup() {
@@ -226,6 +318,20 @@ case $CMD in
       "$ZK_PORT" "$KAFKA_PORT" >"$DIR/cluster.env.tmp"
     mv "$DIR/cluster.env.tmp" "$DIR/cluster.env"
     log "cluster ready; env in $DIR/cluster.env"
+    ;;
+  start-secure)
+    if pid_of kafka >/dev/null || pid_of zk >/dev/null; then
+      stop_role kafka
+      stop_role zk
+    fi
+    read_classpath
+    configure
+    configure_secure
+    start_zk
+    add_scram_user
+    start_kafka
+    write_secure_env
+    log "secured cluster ready; env in $DIR/secure.env"
     ;;
   stop)
     stop_role kafka

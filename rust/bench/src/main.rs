@@ -29,6 +29,7 @@ use offsetkeeper::kafka::protocol::{
     self, API_LIST_OFFSETS, API_METADATA, EARLIEST, LATEST, LIST_OFFSETS_VERSIONS,
     METADATA_VERSIONS,
 };
+use offsetkeeper::kafka::security::KafkaSecurity;
 use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
@@ -55,7 +56,7 @@ struct Floor {
 }
 
 async fn open(address: &str) -> Result<Connection> {
-    Connection::open(address, CLIENT_ID)
+    Connection::open(address, CLIENT_ID, &KafkaSecurity::default())
         .await
         .map_err(|e| format!("connect {address}: {e}"))
 }

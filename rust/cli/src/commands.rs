@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use offsetkeeper::names::{check_base_path, check_name};
+use offsetkeeper::zookeeper::ZkSecurity;
 use offsetkeeper::{
     CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition,
     ZkConfig,
@@ -54,6 +55,7 @@ impl Context {
     fn new(connection: &Connection) -> Result<Context, Failure> {
         let mut zookeeper = connection.zookeeper.clone();
         let mut kafka_params = Vec::new();
+        let mut zookeeper_properties = Vec::new();
         if let Some(path) = &connection.command_config {
             let text = read_file(path, "--command-config")?;
             let properties = parse_properties(&text)
@@ -62,15 +64,14 @@ impl Context {
                 if key == "zookeeper.connect" {
                     zookeeper.get_or_insert(value);
                 } else if key.starts_with("zookeeper.") {
-                    log::warn!(
-                        "{}: '{key}' ignored: ZooKeeper security settings are not supported yet",
-                        path.display()
-                    );
+                    zookeeper_properties.push((key, value));
                 } else {
                     kafka_params.push((key, value));
                 }
             }
         }
+        let security = ZkSecurity::from_properties(zookeeper_properties)
+            .map_err(|err| Failure::usage(reason(err)))?;
         if let Some(bootstrap) = &connection.bootstrap_servers {
             kafka_params.retain(|(key, _)| key != "bootstrap.servers");
             kafka_params.push(("bootstrap.servers".into(), bootstrap.clone()));
@@ -85,6 +86,7 @@ impl Context {
         let mut zookeeper = ZkConfig::new(connect);
         zookeeper.base_path = connection.base_path.clone();
         zookeeper.request_timeout = timeout;
+        zookeeper.security = security;
         Ok(Context {
             zookeeper,
             kafka_params,

@@ -1321,7 +1321,7 @@ fn command_config_supplies_settings_and_never_prints_secrets() {
     let topic = topic_with(&kafka, "cfg", 1, 4);
     zk.put(&offset_path(&group, &topic, 0), b"1");
 
-    // Connection settings from the file alone; zookeeper.* security keys are ignored, by name.
+    // Connection settings from the file alone, ZooKeeper digest credentials included.
     let config = temp_file(
         "client.properties",
         &format!(
@@ -1343,7 +1343,26 @@ fn command_config_supplies_settings_and_never_prints_secrets() {
         rows(&out.stdout),
         vec![row(&[&topic, "0", "1", "0", "4", "3", "ok"])]
     );
-    assert!(out.stderr.contains("'zookeeper.auth' ignored"), "{out:?}");
+    assert!(!out.stderr.contains("Hunter2Secret"), "{out:?}");
+
+    // A ZooKeeper key offsetkeeper does not know is refused by name, with the allowed keys.
+    let unknown = temp_file(
+        "unknown.properties",
+        "zookeeper.sasl.user=bob\nzookeeper.sasl.password=Hunter2Secret\n",
+    );
+    let out = run(
+        &cluster,
+        &[
+            "--command-config",
+            unknown.to_str().expect("path"),
+            "--group",
+            &group,
+            "describe",
+            "--topic",
+            &topic,
+        ],
+    );
+    let out = fails(out, 2, "'zookeeper.sasl.user' is not a ZooKeeper setting");
     assert!(!out.stderr.contains("Hunter2Secret"), "{out:?}");
 
     // A client setting the brokers' client refuses: the error names no secret.

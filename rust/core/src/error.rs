@@ -17,7 +17,10 @@ pub enum Error {
     UnknownTopic { topic: String, bootstrap: String },
 
     /// ZooKeeper refused or failed an operation.
-    #[error("ZooKeeper {operation} failed at {path}: {source}")]
+    #[error(
+        "ZooKeeper {operation} failed at {path}: {source}{}",
+        auth_hint(source)
+    )]
     ZooKeeper {
         operation: &'static str,
         path: String,
@@ -77,6 +80,19 @@ pub enum Error {
     /// A bug in offsetkeeper; reported, never a crash.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// What to check when ZooKeeper refused the session's identity.
+fn auth_hint(source: &zookeeper_client::Error) -> &'static str {
+    match source {
+        zookeeper_client::Error::NoAuth => {
+            " (the node's ACL does not admit this session's identity; check zookeeper.auth and zookeeper.sasl.*)"
+        }
+        zookeeper_client::Error::AuthFailed => {
+            " (ZooKeeper refused the credentials; check zookeeper.auth and zookeeper.sasl.username/password)"
+        }
+        _ => "",
+    }
 }
 
 /// The engine's result type.

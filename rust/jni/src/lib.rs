@@ -11,6 +11,7 @@ mod logging;
 use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
+use offsetkeeper::zookeeper::ZkSecurity;
 use offsetkeeper::{
     Action, KafkaSettings, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing,
     Ownership, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
@@ -53,6 +54,8 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
     monotonic: jboolean,
     ownership: jboolean,
     ownership_wait_ms: jlong,
+    zookeeper_keys: JObjectArray<'local, JString<'local>>,
+    zookeeper_values: JObjectArray<'local, JString<'local>>,
 ) -> jlong {
     unowned
         .with_env(|env| -> Result<jlong> {
@@ -64,6 +67,13 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
             zookeeper.base_path = string(env, &base_path, "basePath")?;
             zookeeper.session_timeout = millis(session_timeout_ms, "sessionTimeoutMs")?;
             zookeeper.request_timeout = millis(zookeeper_timeout_ms, "zookeeperTimeoutMs")?;
+            let zk_keys = strings(env, &zookeeper_keys, "zookeeperKeys")?;
+            let zk_values = strings(env, &zookeeper_values, "zookeeperValues")?;
+            same_lengths(
+                &["zookeeperKeys", "zookeeperValues"],
+                &[zk_keys.len(), zk_values.len()],
+            )?;
+            zookeeper.security = ZkSecurity::from_properties(zk_keys.iter().zip(&zk_values))?;
             let kafka = KafkaSettings::from_params(keys.iter().zip(&values))?;
             let mut config = KeeperConfig::new(zookeeper, kafka);
             config.kafka_timeout = millis(kafka_timeout_ms, "kafkaTimeoutMs")?;

@@ -4,10 +4,16 @@
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::protocol::{self, API_VERSIONS};
+use super::protocol::{self, Writer, API_SASL_AUTHENTICATE, API_SASL_HANDSHAKE, API_VERSIONS};
+use super::scram::{Hash, Scram};
+use super::security::{KafkaSecurity, Mechanism, SaslLogin};
+
+/// A plain or TLS stream.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send + Sync {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + Sync> Io for T {}
 
 /// Answers larger than this are refused rather than allocated: 100,000 partitions of
 /// ListOffsets take about 3 MB.
@@ -30,20 +36,47 @@ pub enum CallError {
     },
     #[error("ApiVersions refused with {}", protocol::error_name(*.0))]
     Refused(i16),
+    /// The broker refused the SASL login, or the login could not be completed.
+    #[error("{0}")]
+    Authentication(String),
 }
 
 pub struct Connection {
-    stream: TcpStream,
+    stream: Box<dyn Io>,
     client_id: String,
     next_correlation_id: i32,
     versions: HashMap<i16, RangeInclusive<i16>>,
 }
 
 impl Connection {
-    /// Connects and asks which API versions the broker speaks.
-    pub async fn open(address: &str, client_id: &str) -> Result<Connection, CallError> {
-        let stream = TcpStream::connect(address).await?;
-        stream.set_nodelay(true)?;
+    /// Connects (with TLS when configured), asks which API versions the broker speaks, and
+    /// logs in with SASL when configured.
+    pub async fn open(
+        address: &str,
+        client_id: &str,
+        security: &KafkaSecurity,
+    ) -> Result<Connection, CallError> {
+        let tcp = TcpStream::connect(address).await?;
+        tcp.set_nodelay(true)?;
+        let stream: Box<dyn Io> = match &security.tls {
+            None => Box::new(tcp),
+            Some(config) => {
+                let host = address
+                    .rsplit_once(':')
+                    .map_or(address, |(host, _)| host)
+                    .trim_start_matches('[')
+                    .trim_end_matches(']');
+                let name =
+                    rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|_| {
+                        CallError::Authentication(format!("'{host}' is not a TLS server name"))
+                    })?;
+                let connector = tokio_rustls::TlsConnector::from(config.clone());
+                let tls = connector.connect(name, tcp).await.map_err(|err| {
+                    CallError::Authentication(format!("TLS handshake with {address} failed: {err}"))
+                })?;
+                Box::new(tls)
+            }
+        };
         let mut connection = Connection {
             stream,
             client_id: client_id.to_string(),
@@ -52,7 +85,80 @@ impl Connection {
         };
         let answer = connection.call(API_VERSIONS, 0, &[]).await?;
         connection.versions = protocol::parse_api_versions(&answer)?.map_err(CallError::Refused)?;
+        if let Some(login) = &security.sasl {
+            connection.log_in(login).await?;
+        }
         Ok(connection)
+    }
+
+    /// SaslHandshake, then the mechanism's SaslAuthenticate rounds.
+    async fn log_in(&mut self, login: &SaslLogin) -> Result<(), CallError> {
+        let mechanism = login.mechanism.name();
+        let version = self.version("SaslHandshake", API_SASL_HANDSHAKE, 1..=1)?;
+        let mut request = Writer::default();
+        request.string(mechanism);
+        let answer = self.call(API_SASL_HANDSHAKE, version, &request.buf).await?;
+        let (error, enabled) = protocol::parse_sasl_handshake(&answer)?;
+        if error != 0 {
+            return Err(CallError::Authentication(format!(
+                "the broker does not enable SASL {mechanism} here; it enables {}",
+                enabled.join(", ")
+            )));
+        }
+        let refused = |why: String| {
+            CallError::Authentication(format!(
+                "SASL {mechanism} login of user '{}' failed: {why}",
+                login.username
+            ))
+        };
+        match login.mechanism {
+            Mechanism::Plain => {
+                let message = format!("\0{}\0{}", login.username, login.password);
+                self.authenticate(message.as_bytes())
+                    .await
+                    .map_err(refused)?;
+            }
+            Mechanism::ScramSha256 | Mechanism::ScramSha512 => {
+                let hash = if login.mechanism == Mechanism::ScramSha256 {
+                    Hash::Sha256
+                } else {
+                    Hash::Sha512
+                };
+                let mut scram =
+                    Scram::new(hash, &login.username, &login.password).map_err(refused)?;
+                let server_first = self
+                    .authenticate(&scram.client_first())
+                    .await
+                    .map_err(refused)?;
+                let proof = scram.client_final(&server_first).map_err(refused)?;
+                let server_final = self.authenticate(&proof).await.map_err(refused)?;
+                scram.verify_server(&server_final).map_err(refused)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One SaslAuthenticate round: the server's bytes, or why it refused.
+    async fn authenticate(&mut self, bytes: &[u8]) -> Result<Vec<u8>, String> {
+        let version = self
+            .version("SaslAuthenticate", API_SASL_AUTHENTICATE, 0..=1)
+            .map_err(|err| err.to_string())?;
+        let mut request = Writer::default();
+        request.bytes(bytes);
+        let answer = self
+            .call(API_SASL_AUTHENTICATE, version, &request.buf)
+            .await
+            .map_err(|err| err.to_string())?;
+        let (error, message, bytes) =
+            protocol::parse_sasl_authenticate(&answer).map_err(|err| err.to_string())?;
+        if error != 0 {
+            return Err(format!(
+                "{} ({})",
+                protocol::error_name(error),
+                message.unwrap_or_default()
+            ));
+        }
+        Ok(bytes)
     }
 
     /// The highest version of `api_key` both sides speak.

@@ -10,6 +10,8 @@
 pub mod connection;
 pub mod params;
 pub mod protocol;
+mod scram;
+pub mod security;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
@@ -32,6 +34,7 @@ use protocol::{
     Metadata, API_LIST_OFFSETS, API_METADATA, EARLIEST, LATEST, LIST_OFFSETS_VERSIONS,
     METADATA_VERSIONS,
 };
+use security::KafkaSecurity;
 
 /// Connections per broker: the earliest and the latest side of a load are asked at once, and
 /// a broker answers one connection's requests one after the other.
@@ -46,6 +49,7 @@ pub struct Brokers {
     timeout: Duration,
     bootstrap: Vec<String>,
     client_id: String,
+    security: KafkaSecurity,
     read_committed: bool,
     retry_backoff: Duration,
     view: Mutex<ClusterView>,
@@ -74,13 +78,7 @@ impl Brokers {
                 "Kafka request timeout is 0 ms; allowed: 1 ms or more",
             ));
         }
-        if let Some(protocol) = settings.get("security.protocol") {
-            if !protocol.eq_ignore_ascii_case("PLAINTEXT") {
-                return Err(Error::invalid(format!(
-                    "security.protocol '{protocol}' is not supported yet; allowed: PLAINTEXT"
-                )));
-            }
-        }
+        let security = KafkaSecurity::from_settings(&settings)?;
         let read_committed = match settings.get("isolation.level") {
             None | Some("read_uncommitted") => false,
             Some("read_committed") => true,
@@ -104,6 +102,7 @@ impl Brokers {
                 .get("client.id")
                 .unwrap_or("offsetkeeper")
                 .to_string(),
+            security,
             read_committed,
             retry_backoff,
             settings,
@@ -311,7 +310,7 @@ impl Brokers {
                             self.failed(OPERATION, &format!("broker {address}: {err}"))
                         })?
                     }
-                    Err(err @ CallError::Unsupported { .. }) => {
+                    Err(err @ (CallError::Unsupported { .. } | CallError::Authentication(_))) => {
                         return Err(self.failed(OPERATION, &format!("broker {address}: {err}")))
                     }
                     Err(err) => {
@@ -397,7 +396,7 @@ impl Brokers {
                         self.view().learn(address, &metadata);
                         return Ok(metadata);
                     }
-                    Err(err @ CallError::Unsupported { .. }) => {
+                    Err(err @ (CallError::Unsupported { .. } | CallError::Authentication(_))) => {
                         return Err(
                             self.failed("metadata request", &format!("broker {address}: {err}"))
                         )
@@ -429,7 +428,9 @@ impl Brokers {
         loop {
             let connection = match slot.as_mut() {
                 Some(connection) => connection,
-                None => slot.insert(Connection::open(address, &self.client_id).await?),
+                None => {
+                    slot.insert(Connection::open(address, &self.client_id, &self.security).await?)
+                }
             };
             let version = connection.version(api, api_key, versions.clone())?;
             match connection.call(api_key, version, &body(version).buf).await {
@@ -701,7 +702,9 @@ fn bootstrap_addresses(bootstrap: &str) -> Result<Vec<String>> {
 fn create_consumer(settings: &KafkaSettings, group: Option<&str>) -> Result<BaseConsumer> {
     let mut config = ClientConfig::new();
     for (key, value) in &settings.settings {
-        config.set(key, value);
+        if !params::JAVA_ONLY_KEYS.contains(&key.as_str()) {
+            config.set(key, value);
+        }
     }
     if let Some(group) = group {
         config.set("group.id", group);

@@ -36,6 +36,21 @@ const PASSED_KEYS: &[&str] = &[
     "ssl.curves.list",
     "ssl.sigalgs.list",
     "ssl.endpoint.identification.algorithm",
+    // The Java client's, read by offsetkeeper's own connections; librdkafka does not know them.
+    "sasl.jaas.config",
+    "ssl.truststore.location",
+    "ssl.truststore.type",
+    "ssl.truststore.password",
+    "ssl.keystore.type",
+];
+
+/// Passed keys that only offsetkeeper's connections read: left out of librdkafka's settings.
+pub const JAVA_ONLY_KEYS: &[&str] = &[
+    "sasl.jaas.config",
+    "ssl.truststore.location",
+    "ssl.truststore.type",
+    "ssl.truststore.password",
+    "ssl.keystore.type",
 ];
 
 /// Settings offsetkeeper's consumer always uses: it never joins a group, never commits to
@@ -148,9 +163,15 @@ impl KafkaSettings {
             .map(|(_, value)| value.as_str())
     }
 
-    /// Replaces every secret value found in a message with `****`.
+    /// Replaces every secret value found in a message with `****`, the password inside a
+    /// `sasl.jaas.config` too.
     pub fn redact(&self, message: &str) -> String {
+        let jaas_password = self
+            .get("sasl.jaas.config")
+            .and_then(|config| super::security::jaas_login(config).1)
+            .filter(|password| !password.is_empty());
         self.secret_values()
+            .chain(jaas_password.as_deref())
             .fold(message.to_string(), |text, secret| {
                 text.replace(secret, "****")
             })
@@ -291,6 +312,15 @@ mod tests {
         let redacted = settings.redact("bad value hunter2-secret for sasl.password");
         assert_eq!(redacted, "bad value **** for sasl.password");
         assert!(is_secret_key("sasl.jaas.config"));
+        let jaas = KafkaSettings::from_params([
+            ("bootstrap.servers", "b:1"),
+            (
+                "sasl.jaas.config",
+                r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="Jaas-Pw-1";"#,
+            ),
+        ])
+        .unwrap();
+        assert_eq!(jaas.redact("refused Jaas-Pw-1 for u"), "refused **** for u");
         assert!(is_secret_key("ssl.truststore.password"));
         assert!(!is_secret_key("bootstrap.servers"));
     }

@@ -7,7 +7,9 @@ use std::ops::RangeInclusive;
 
 pub const API_LIST_OFFSETS: i16 = 2;
 pub const API_METADATA: i16 = 3;
+pub const API_SASL_HANDSHAKE: i16 = 17;
 pub const API_VERSIONS: i16 = 18;
+pub const API_SASL_AUTHENTICATE: i16 = 36;
 
 pub const METADATA_VERSIONS: RangeInclusive<i16> = 4..=8;
 pub const LIST_OFFSETS_VERSIONS: RangeInclusive<i16> = 2..=5;
@@ -58,6 +60,11 @@ impl Writer {
     }
     pub fn array_len(&mut self, len: usize) -> &mut Self {
         self.i32(i32::try_from(len).unwrap_or(i32::MAX))
+    }
+    pub fn bytes(&mut self, v: &[u8]) -> &mut Self {
+        self.array_len(v.len());
+        self.buf.extend_from_slice(v);
+        self
     }
 }
 
@@ -143,6 +150,14 @@ impl<'a> Reader<'a> {
         (0..len).map(|_| element(self)).collect()
     }
 
+    pub fn bytes(&mut self) -> Parsed<Vec<u8>> {
+        let len = self.i32()?;
+        if len < 0 {
+            return Ok(Vec::new());
+        }
+        Ok(self.take(len as usize)?.to_vec())
+    }
+
     pub fn skip_i32_array(&mut self) -> Parsed<()> {
         let len = self.i32()?;
         if len > 0 {
@@ -171,6 +186,18 @@ pub fn parse_api_versions(body: &[u8]) -> Parsed<Result<HashMap<i16, RangeInclus
         return Ok(Err(error));
     }
     Ok(Ok(apis.into_iter().collect()))
+}
+
+/// SaslHandshake v1 answer: the error code and the mechanisms the broker enables.
+pub fn parse_sasl_handshake(body: &[u8]) -> Parsed<(i16, Vec<String>)> {
+    let mut r = Reader::new(body);
+    Ok((r.i16()?, r.array_of(|r| r.string())?))
+}
+
+/// SaslAuthenticate v0/v1 answer: the error code and message, and the server's SASL bytes.
+pub fn parse_sasl_authenticate(body: &[u8]) -> Parsed<(i16, Option<String>, Vec<u8>)> {
+    let mut r = Reader::new(body);
+    Ok((r.i16()?, r.nullable_string()?, r.bytes()?))
 }
 
 /// Metadata request: the named topics, or every topic with `None`. Never creates a topic.

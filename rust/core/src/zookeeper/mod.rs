@@ -1,6 +1,7 @@
 //! The ZooKeeper store: one session reused across calls, multi-reads, and atomic multi-writes.
 
 pub mod layout;
+pub mod security;
 
 use std::borrow::Borrow;
 use std::future::Future;
@@ -11,6 +12,7 @@ use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
 use crate::names::check_base_path;
+pub use security::{AclPolicy, ZkSecurity};
 
 /// ZooKeeper's default `jute.maxbuffer` is 1 MiB less one byte; requests stay below it with
 /// room for headers.
@@ -31,6 +33,8 @@ pub struct ZkConfig {
     pub base_path: String,
     /// How reads are sent: one multi-read (ZooKeeper 3.6 and later) or pipelined single reads.
     pub read_mode: ReadMode,
+    /// Authentication and the ACL of created nodes.
+    pub security: ZkSecurity,
 }
 
 impl ZkConfig {
@@ -42,6 +46,7 @@ impl ZkConfig {
             request_timeout: Duration::from_secs(10),
             base_path: layout::DEFAULT_BASE_PATH.to_string(),
             read_mode: ReadMode::Multi,
+            security: ZkSecurity::default(),
         }
     }
 }
@@ -297,7 +302,7 @@ impl ZkStore {
         let first = ops.first().map_or("/", |op| op.borrow().path());
         let outcome = self
             .call("multi-write", first, |client| async move {
-                match Self::send_multi(&client, ops).await {
+                match Self::send_multi(&client, self.config.security.acls(), ops).await {
                     Ok(results) => Ok(Ok(results)),
                     Err(zk::MultiWriteError::OperationFailed { index, source }) => {
                         Ok(Err(Refused {
@@ -342,10 +347,11 @@ impl ZkStore {
 
     async fn send_multi<W: Borrow<WriteOp>>(
         client: &zk::Client,
+        acls: zk::Acls<'_>,
         ops: &[W],
     ) -> std::result::Result<Vec<zk::MultiWriteResult>, zk::MultiWriteError> {
-        let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-        let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
+        let persistent = zk::CreateMode::Persistent.with_acls(acls);
+        let ephemeral = zk::CreateMode::Ephemeral.with_acls(acls);
         let mut writer = client.new_multi_writer();
         for op in ops {
             let added = match op.borrow() {
@@ -376,7 +382,12 @@ impl ZkStore {
         };
         let mut done = true;
         for chunk in request_chunks(ops) {
-            match tokio::time::timeout(timeout, Self::send_multi(&client, chunk)).await {
+            match tokio::time::timeout(
+                timeout,
+                Self::send_multi(&client, self.config.security.acls(), chunk),
+            )
+            .await
+            {
                 Ok(Ok(_)) => {}
                 _ => done = false,
             }
@@ -461,7 +472,10 @@ impl ZkStore {
                 return Ok(client.clone());
             }
         }
-        let connecting = zk::Client::connector()
+        let connecting = self
+            .config
+            .security
+            .apply(zk::Client::connector())
             .with_session_timeout(self.config.session_timeout)
             .with_connection_timeout(self.config.request_timeout)
             .connect(&self.config.connect);

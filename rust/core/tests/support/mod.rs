@@ -82,6 +82,38 @@ fn cluster_from_file(file: &Path) -> Cluster {
     }
 }
 
+/// The secured cluster `gradle clusterStart` runs beside the open one (`cluster.sh
+/// start-secure`): ZooKeeper requiring SASL with a TLS port, Kafka with a SASL_SSL listener.
+#[derive(Debug, Clone)]
+pub struct SecureCluster {
+    vars: HashMap<String, String>,
+}
+
+impl SecureCluster {
+    /// One of the variables of `secure.env` (`OFFSETKEEPER_SECURE_` left out): `ZK`, `ZK_TLS`,
+    /// `ZK_USER`, `ZK_PASSWORD`, `KAFKA_PLAINTEXT`, `KAFKA_SASL_SSL`, `KAFKA_USER`,
+    /// `KAFKA_PASSWORD`, `CA`, `JKS`.
+    pub fn get(&self, name: &str) -> &str {
+        self.vars
+            .get(&format!("OFFSETKEEPER_SECURE_{name}"))
+            .unwrap_or_else(|| panic!("secure.env has no OFFSETKEEPER_SECURE_{name}"))
+    }
+}
+
+pub fn secure_cluster() -> SecureCluster {
+    static SHARED: Lazy<SecureCluster> = Lazy::new(|| {
+        let file = std::env::var("OFFSETKEEPER_SECURE_ENV")
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join("build/secure-cluster/secure.env"));
+        SecureCluster {
+            vars: read_env_file(&file),
+        }
+    });
+    SHARED.clone()
+}
+
 /// A cluster of its own, for tests that stop servers. Stopped when dropped.
 pub struct PrivateCluster {
     pub dir: PathBuf,

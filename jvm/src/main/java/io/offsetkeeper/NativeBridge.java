@@ -24,7 +24,8 @@ final class NativeBridge {
     static native long open(String zookeeperConnect, String basePath, int sessionTimeoutMs,
             int zookeeperTimeoutMs, int kafkaTimeoutMs, String[] kafkaKeys, String[] kafkaValues,
             String onMissing, String onBelowRange, String onAboveRange, boolean fencing,
-            boolean monotonic, boolean ownership, long ownershipWaitMs);
+            boolean monotonic, boolean ownership, long ownershipWaitMs, String[] zookeeperKeys,
+            String[] zookeeperValues);
 
     /** Frees the engine. Calling it with 0 does nothing. */
     static native void close(long handle);

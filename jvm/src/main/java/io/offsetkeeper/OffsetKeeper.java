@@ -67,6 +67,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private final String group;
     private final String basePath;
     private final LinkedHashMap<String, String> kafkaParams;
+    private final LinkedHashMap<String, String> zookeeperProperties;
     private final OnMissing onMissing;
     private final OnBelowRange onBelowRange;
     private final OnAboveRange onAboveRange;
@@ -86,7 +87,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private transient volatile boolean closed;
 
     private OffsetKeeper(String zookeeper, String group, String basePath,
-            LinkedHashMap<String, String> kafkaParams, OnMissing onMissing,
+            LinkedHashMap<String, String> kafkaParams,
+            LinkedHashMap<String, String> zookeeperProperties, OnMissing onMissing,
             OnBelowRange onBelowRange, OnAboveRange onAboveRange, int sessionTimeoutMs,
             int zookeeperTimeoutMs, int kafkaTimeoutMs, boolean fencing, boolean monotonic,
             boolean ownership, long ownershipWaitMs) {
@@ -94,6 +96,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         this.group = group;
         this.basePath = basePath;
         this.kafkaParams = kafkaParams;
+        this.zookeeperProperties = zookeeperProperties;
         this.onMissing = onMissing;
         this.onBelowRange = onBelowRange;
         this.onAboveRange = onAboveRange;
@@ -299,15 +302,12 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
     }
 
-    /** The configuration, with the values of secret Kafka parameters masked. */
+    /** The configuration, with the values of secret Kafka and ZooKeeper settings masked. */
     @Override
     public String toString() {
-        Map<String, String> shown = new LinkedHashMap<>();
-        for (Map.Entry<String, String> e : kafkaParams.entrySet()) {
-            shown.put(e.getKey(), isSecret(e.getKey()) ? "****" : e.getValue());
-        }
         return "OffsetKeeper{zookeeper=" + zookeeper + ", group=" + group + ", basePath="
-                + basePath + ", kafkaParams=" + shown + ", onMissing=" + onMissing
+                + basePath + ", kafkaParams=" + masked(kafkaParams) + ", zookeeperProperties="
+                + masked(zookeeperProperties) + ", onMissing=" + onMissing
                 + ", onBelowRange=" + onBelowRange + ", onAboveRange=" + onAboveRange
                 + ", sessionTimeoutMs=" + sessionTimeoutMs + ", zookeeperTimeoutMs="
                 + zookeeperTimeoutMs + ", kafkaTimeoutMs=" + kafkaTimeoutMs + ", fencing="
@@ -315,9 +315,18 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 + ", ownershipWaitMs=" + (ownershipWaitMs < 0 ? "default" : ownershipWaitMs) + "}";
     }
 
+    private static Map<String, String> masked(Map<String, String> settings) {
+        Map<String, String> shown = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : settings.entrySet()) {
+            shown.put(e.getKey(), isSecret(e.getKey()) ? "****" : e.getValue());
+        }
+        return shown;
+    }
+
     /** A deserialized copy is a fresh keeper with the same configuration, not yet opened. */
     private Object readResolve() {
-        return new OffsetKeeper(zookeeper, group, basePath, kafkaParams, onMissing, onBelowRange,
+        return new OffsetKeeper(zookeeper, group, basePath, kafkaParams, zookeeperProperties,
+                onMissing, onBelowRange,
                 onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs, kafkaTimeoutMs, fencing,
                 monotonic, ownership, ownershipWaitMs);
     }
@@ -343,7 +352,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                         kafkaParams.keySet().toArray(new String[0]),
                         kafkaParams.values().toArray(new String[0]), nativeName(onMissing),
                         nativeName(onBelowRange), nativeName(onAboveRange), fencing, monotonic,
-                        ownership, ownershipWaitMs);
+                        ownership, ownershipWaitMs,
+                        zookeeperProperties.keySet().toArray(new String[0]),
+                        zookeeperProperties.values().toArray(new String[0]));
             }
             return handle;
         }
@@ -388,6 +399,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
     private static boolean isSecret(String key) {
         String lower = key.toLowerCase(Locale.ROOT);
+        if (lower.equals("zookeeper.auth")) {
+            return true; // scheme:credentials
+        }
         for (String marker : SECRET_MARKERS) {
             if (lower.contains(marker)) {
                 return true;
@@ -420,6 +434,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         private String group;
         private String basePath = DEFAULT_BASE_PATH;
         private LinkedHashMap<String, String> kafkaParams;
+        private final LinkedHashMap<String, String> zookeeperProperties = new LinkedHashMap<>();
         private OnMissing onMissing;
         private OnBelowRange onBelowRange;
         private OnAboveRange onAboveRange;
@@ -459,6 +474,43 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 copy.put(key, String.valueOf(require(e.getValue(), "kafkaParams value of " + key)));
             }
             this.kafkaParams = copy;
+            return this;
+        }
+
+        /**
+         * One ZooKeeper security setting, the same keys as the CLI's {@code --command-config}:
+         * <ul>
+         *   <li>{@code zookeeper.auth}: {@code scheme:credentials} sent as {@code addauth} on
+         *       every session, e.g. {@code digest:alice:secret};
+         *   <li>{@code zookeeper.acl}: the ACL of every node offsetkeeper creates:
+         *       {@code open} (default), {@code creator}, or {@code scheme:id:perms[,...]} with
+         *       perms from {@code crwda};
+         *   <li>{@code zookeeper.sasl.mechanism} ({@code DIGEST-MD5}),
+         *       {@code zookeeper.sasl.username}, {@code zookeeper.sasl.password}: a SASL login.
+         * </ul>
+         * Values are checked when the keeper opens; secrets never appear in messages or
+         * {@link #toString()}.
+         *
+         * @throws IllegalArgumentException when the key does not start with {@code zookeeper.}
+         */
+        public Builder zookeeperProperty(String key, String value) {
+            requireText(key, "zookeeper property key");
+            if (!key.startsWith("zookeeper.")) {
+                throw new IllegalArgumentException("zookeeper property '" + key
+                        + "' does not start with 'zookeeper.'; Kafka settings go to kafkaParams");
+            }
+            zookeeperProperties.put(key, require(value, "zookeeper property value of " + key));
+            return this;
+        }
+
+        /** Every entry as {@link #zookeeperProperty}; values are taken as {@code String.valueOf}. */
+        public Builder zookeeperProperties(Map<String, ?> properties) {
+            require(properties, "zookeeperProperties");
+            for (Map.Entry<String, ?> e : properties.entrySet()) {
+                String key = require(e.getKey(), "zookeeperProperties key");
+                zookeeperProperty(key, String.valueOf(
+                        require(e.getValue(), "zookeeperProperties value of " + key)));
+            }
             return this;
         }
 
@@ -592,7 +644,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 requireText(group, "group (kafkaParams group.id)");
             }
             return new OffsetKeeper(zookeeper, group, basePath, new LinkedHashMap<>(kafkaParams),
-                    onMissing, onBelowRange, onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs,
+                    new LinkedHashMap<>(zookeeperProperties), onMissing, onBelowRange, onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs,
                     kafkaTimeoutMs, fencing, monotonic, ownership, ownershipWaitMs);
         }
 

@@ -157,7 +157,8 @@ public class BadInputTableTest {
             values[i] = String.valueOf(params.get(keys[i]));
         }
         return NativeBridge.open(TestCluster.zookeeper(), "/consumers", 30_000, 10_000, 10_000,
-                keys, values, null, null, null, true, true, true, -1);
+                keys, values, null, null, null, true, true, true, -1, new String[0],
+                new String[0]);
     }
 
     private static String[] withHandle(String group, HandleCall call) {
@@ -177,7 +178,8 @@ public class BadInputTableTest {
             String[] values, String onMissing, long ownershipWaitMs) {
         return throwing(() -> {
             long handle = NativeBridge.open(zookeeper, "/consumers", sessionMs, 10_000, 10_000,
-                    keys, values, onMissing, null, null, true, true, true, ownershipWaitMs);
+                    keys, values, onMissing, null, null, true, true, true, ownershipWaitMs,
+                    new String[0], new String[0]);
             NativeBridge.close(handle);
         });
     }

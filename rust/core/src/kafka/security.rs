@@ -1,0 +1,395 @@
+//! `security.protocol` for offsetkeeper's Kafka connections: TLS (rustls, certificates from
+//! PEM files) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), read from the keys a Java
+//! client's users already write (`sasl.jaas.config`, `ssl.truststore.location`, ...) or
+//! librdkafka's (`sasl.username`, `ssl.ca.location`, ...).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::params::KafkaSettings;
+use crate::error::{Error, Result};
+
+/// How a connection authenticates.
+#[derive(Clone, Default)]
+pub struct KafkaSecurity {
+    /// TLS, when the protocol is SSL or SASL_SSL.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    pub sasl: Option<SaslLogin>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mechanism {
+    Plain,
+    ScramSha256,
+    ScramSha512,
+}
+
+impl Mechanism {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Plain => "PLAIN",
+            Mechanism::ScramSha256 => "SCRAM-SHA-256",
+            Mechanism::ScramSha512 => "SCRAM-SHA-512",
+        }
+    }
+}
+
+#[derive(Clone, PartialEq, Eq)]
+pub struct SaslLogin {
+    pub mechanism: Mechanism,
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for SaslLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} / ****", self.mechanism.name(), self.username)
+    }
+}
+
+impl KafkaSecurity {
+    pub fn from_settings(settings: &KafkaSettings) -> Result<KafkaSecurity> {
+        let protocol = settings
+            .get("security.protocol")
+            .unwrap_or("PLAINTEXT")
+            .trim()
+            .to_ascii_uppercase();
+        let (tls, sasl) = match protocol.as_str() {
+            "PLAINTEXT" => (false, false),
+            "SSL" => (true, false),
+            "SASL_PLAINTEXT" => (false, true),
+            "SASL_SSL" => (true, true),
+            other => {
+                return Err(Error::invalid(format!(
+                    "security.protocol '{other}' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
+                )))
+            }
+        };
+        Ok(KafkaSecurity {
+            tls: if tls {
+                Some(tls_config(settings)?)
+            } else {
+                None
+            },
+            sasl: if sasl {
+                Some(sasl_login(settings)?)
+            } else {
+                None
+            },
+        })
+    }
+}
+
+fn sasl_login(settings: &KafkaSettings) -> Result<SaslLogin> {
+    let mechanism = match settings
+        .get("sasl.mechanisms")
+        .unwrap_or("GSSAPI")
+        .trim()
+        .to_ascii_uppercase()
+        .as_str()
+    {
+        "PLAIN" => Mechanism::Plain,
+        "SCRAM-SHA-256" => Mechanism::ScramSha256,
+        "SCRAM-SHA-512" => Mechanism::ScramSha512,
+        other => {
+            return Err(Error::invalid(format!(
+                "sasl.mechanism '{other}' is not supported; allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"
+            )))
+        }
+    };
+    let from_jaas = settings.get("sasl.jaas.config").map(jaas_login);
+    let username = settings
+        .get("sasl.username")
+        .map(str::to_string)
+        .or_else(|| from_jaas.as_ref().and_then(|(u, _)| u.clone()));
+    let password = settings
+        .get("sasl.password")
+        .map(str::to_string)
+        .or_else(|| from_jaas.as_ref().and_then(|(_, p)| p.clone()));
+    match (username, password) {
+        (Some(username), Some(password)) if !username.is_empty() => Ok(SaslLogin {
+            mechanism,
+            username,
+            password,
+        }),
+        _ => Err(Error::invalid(format!(
+            "SASL {} needs a username and a password: sasl.jaas.config with username=\"...\" password=\"...\", or sasl.username and sasl.password",
+            mechanism.name()
+        ))),
+    }
+}
+
+/// `username` and `password` of a JAAS line such as
+/// `org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b";`
+pub(crate) fn jaas_login(config: &str) -> (Option<String>, Option<String>) {
+    let value = |name: &str| {
+        let start = config.find(&format!("{name}=\""))? + name.len() + 2;
+        let rest = &config[start..];
+        let mut out = String::new();
+        let mut chars = rest.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => out.push(chars.next()?),
+                '"' => return Some(out),
+                c => out.push(c),
+            }
+        }
+        None
+    };
+    (value("username"), value("password"))
+}
+
+fn tls_config(settings: &KafkaSettings) -> Result<Arc<rustls::ClientConfig>> {
+    match settings.get("ssl.endpoint.identification.algorithm") {
+        None => {}
+        Some(v) if v.eq_ignore_ascii_case("https") => {}
+        Some(other) => {
+            return Err(Error::invalid(format!(
+                "ssl.endpoint.identification.algorithm '{other}' is not supported; allowed: https (the broker's certificate must name the host asked)"
+            )))
+        }
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    let ca = settings
+        .get("ssl.ca.location")
+        .map(|path| ("ssl.ca.location", path, "PEM"))
+        .or_else(|| {
+            settings.get("ssl.truststore.location").map(|path| {
+                (
+                    "ssl.truststore.location",
+                    path,
+                    settings.get("ssl.truststore.type").unwrap_or("JKS"),
+                )
+            })
+        });
+    match ca {
+        Some((key, path, kind)) => {
+            let path = pem_file(key, path, kind, "ssl.truststore.type")?;
+            for cert in read_pem(key, &path, |item| match item {
+                rustls_pemfile::Item::X509Certificate(cert) => Some(cert),
+                _ => None,
+            })? {
+                roots.add(cert).map_err(|err| {
+                    Error::invalid(format!(
+                        "{key} {}: a certificate is not usable: {err}",
+                        path.display()
+                    ))
+                })?;
+            }
+            if roots.is_empty() {
+                return Err(Error::invalid(format!(
+                    "{key} {} holds no certificate; give the CA certificates in PEM",
+                    path.display()
+                )));
+            }
+        }
+        None => {
+            // The system's CA bundle, as the Java client uses the JVM's.
+            let system = Path::new("/etc/ssl/certs/ca-certificates.crt");
+            if system.is_file() {
+                for cert in read_pem("system CA bundle", system, |item| match item {
+                    rustls_pemfile::Item::X509Certificate(cert) => Some(cert),
+                    _ => None,
+                })? {
+                    let _ = roots.add(cert);
+                }
+            }
+        }
+    }
+    // The provider named, not the process default: that one panics when a second provider
+    // is compiled in anywhere in the program.
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|err| Error::Internal(format!("TLS setup: {err}")))?
+        .with_root_certificates(roots);
+    let config = match settings.get("ssl.keystore.location") {
+        None => builder.with_no_client_auth(),
+        Some(path) => {
+            let kind = settings.get("ssl.keystore.type").unwrap_or("JKS");
+            let path = pem_file("ssl.keystore.location", path, kind, "ssl.keystore.type")?;
+            let certs = read_pem("ssl.keystore.location", &path, |item| match item {
+                rustls_pemfile::Item::X509Certificate(cert) => Some(cert),
+                _ => None,
+            })?;
+            let key = read_pem("ssl.keystore.location", &path, |item| match item {
+                rustls_pemfile::Item::Pkcs8Key(key) => Some(key.into()),
+                rustls_pemfile::Item::Pkcs1Key(key) => Some(key.into()),
+                rustls_pemfile::Item::Sec1Key(key) => Some(key.into()),
+                _ => None,
+            })?
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "ssl.keystore.location {} holds no unencrypted private key; give the key and its certificate chain in PEM",
+                    path.display()
+                ))
+            })?;
+            builder.with_client_auth_cert(certs, key).map_err(|err| {
+                Error::invalid(format!("ssl.keystore.location {}: {err}", path.display()))
+            })?
+        }
+    };
+    Ok(Arc::new(config))
+}
+
+/// A PEM file: JKS and PKCS#12 stores, which offsetkeeper cannot read, are refused saying
+/// what to give instead.
+fn pem_file(key: &str, path: &str, kind: &str, type_key: &str) -> Result<PathBuf> {
+    let path = PathBuf::from(path.trim());
+    let head = std::fs::read(&path)
+        .map(|bytes| bytes.into_iter().take(4).collect::<Vec<u8>>())
+        .map_err(|err| {
+            Error::invalid(format!("{key} {}: cannot read it: {err}", path.display()))
+        })?;
+    let is_jks = head == [0xfe, 0xed, 0xfe, 0xed] || kind.eq_ignore_ascii_case("JKS");
+    if is_jks {
+        return Err(Error::invalid(format!(
+            "{key} {} is a Java KeyStore (JKS), which offsetkeeper cannot read; give the same certificates as a PEM file and set {type_key}=PEM (keytool -exportcert -rfc, or openssl pkcs12 -nokeys on a PKCS#12 export)",
+            path.display()
+        )));
+    }
+    if !kind.eq_ignore_ascii_case("PEM") {
+        return Err(Error::invalid(format!(
+            "{key} {} has {type_key}={kind}; allowed: PEM (convert a PKCS#12 store with openssl pkcs12 -nodes)",
+            path.display()
+        )));
+    }
+    Ok(path)
+}
+
+fn read_pem<T>(
+    key: &str,
+    path: &Path,
+    pick: impl Fn(rustls_pemfile::Item) -> Option<T>,
+) -> Result<Vec<T>> {
+    let bytes = std::fs::read(path).map_err(|err| {
+        Error::invalid(format!("{key} {}: cannot read it: {err}", path.display()))
+    })?;
+    let mut reader = std::io::BufReader::new(bytes.as_slice());
+    let mut found = Vec::new();
+    for item in rustls_pemfile::read_all(&mut reader) {
+        let item = item
+            .map_err(|err| Error::invalid(format!("{key} {}: not PEM: {err}", path.display())))?;
+        found.extend(pick(item));
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> KafkaSettings {
+        let mut all = vec![("bootstrap.servers", "b:1")];
+        all.extend_from_slice(pairs);
+        KafkaSettings::from_params(all).unwrap()
+    }
+
+    #[test]
+    fn jaas_configs_as_java_users_write_them() {
+        let (u, p) = jaas_login(
+            r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="pa\"ss";"#,
+        );
+        assert_eq!(
+            (u.as_deref(), p.as_deref()),
+            (Some("alice"), Some("pa\"ss"))
+        );
+        let login = sasl_login(&settings(&[
+            ("sasl.mechanism", "SCRAM-SHA-512"),
+            (
+                "sasl.jaas.config",
+                r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="Secret-1";"#,
+            ),
+        ]))
+        .unwrap();
+        assert_eq!(login.mechanism, Mechanism::ScramSha512);
+        assert_eq!(
+            (login.username.as_str(), login.password.as_str()),
+            ("bob", "Secret-1")
+        );
+        assert!(!format!("{login:?}").contains("Secret-1"));
+    }
+
+    #[test]
+    fn bad_security_settings_are_refused_by_name() {
+        for (pairs, needle) in [
+            (
+                vec![("security.protocol", "TLS")],
+                "security.protocol 'TLS'",
+            ),
+            (
+                vec![
+                    ("security.protocol", "SASL_PLAINTEXT"),
+                    ("sasl.mechanism", "GSSAPI"),
+                ],
+                "sasl.mechanism 'GSSAPI' is not supported",
+            ),
+            (
+                vec![
+                    ("security.protocol", "SASL_PLAINTEXT"),
+                    ("sasl.mechanism", "PLAIN"),
+                ],
+                "needs a username and a password",
+            ),
+            (
+                vec![
+                    ("security.protocol", "SSL"),
+                    ("ssl.truststore.location", "/nonexistent.pem"),
+                    ("ssl.truststore.type", "PEM"),
+                ],
+                "cannot read it",
+            ),
+            (
+                vec![
+                    ("security.protocol", "SSL"),
+                    ("ssl.endpoint.identification.algorithm", ""),
+                ],
+                "ssl.endpoint.identification.algorithm ''",
+            ),
+        ] {
+            let err = KafkaSecurity::from_settings(&settings(&pairs))
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(err.contains(needle), "{needle}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_jks_truststore_is_refused_saying_what_to_give_instead() {
+        let dir = std::env::temp_dir().join(format!("ok-jks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let jks = dir.join("truststore.jks");
+        std::fs::write(&jks, [0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2]).unwrap();
+        let path = jks.to_str().unwrap();
+        for kind in [None, Some("PEM")] {
+            let mut pairs = vec![
+                ("security.protocol", "SSL"),
+                ("ssl.truststore.location", path),
+            ];
+            if let Some(kind) = kind {
+                pairs.push(("ssl.truststore.type", kind));
+            }
+            let err = KafkaSecurity::from_settings(&settings(&pairs))
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(
+                err.contains("Java KeyStore (JKS)") && err.contains("PEM"),
+                "{err}"
+            );
+        }
+        let err = KafkaSecurity::from_settings(&settings(&[
+            ("security.protocol", "SSL"),
+            ("ssl.truststore.location", path),
+            ("ssl.truststore.type", "PKCS12"),
+        ]))
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(err.contains("Java KeyStore"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,312 @@
+//! How offsetkeeper authenticates to ZooKeeper and which ACL the nodes it creates get. Set
+//! from `zookeeper.*` properties, the same keys in the Java builder and in the CLI's
+//! `--command-config`:
+//!
+//! | key | value |
+//! |---|---|
+//! | `zookeeper.auth` | `scheme:credentials`, sent as `addauth` on every session, e.g. `digest:alice:secret` |
+//! | `zookeeper.acl` | `open` (default), `creator` (only the creating identity), or `scheme:id:perms[,...]` |
+//! | `zookeeper.sasl.mechanism` | `DIGEST-MD5` |
+//! | `zookeeper.sasl.username`, `zookeeper.sasl.password` | the SASL login |
+//!
+//! Credentials never appear in `Debug` output or in messages.
+
+use std::fmt;
+
+use zookeeper_client as zk;
+
+use crate::error::{Error, Result};
+
+/// The keys understood, for messages.
+const KEYS: &str = "zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password";
+
+/// The ACL of every node offsetkeeper creates (offset folders and nodes, ownership nodes).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum AclPolicy {
+    /// `world:anyone` may do everything: ZooKeeper's default, and what Kafka's old consumer did.
+    #[default]
+    Open,
+    /// Only the identities the creating session authenticated as (`auth` scheme); needs
+    /// `zookeeper.auth` or SASL.
+    Creator,
+    /// An explicit list of `(scheme, id, permissions)`.
+    List(Vec<zk::Acl>),
+}
+
+/// A SASL login.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SaslLogin {
+    pub username: String,
+    pub password: String,
+}
+
+/// ZooKeeper authentication and ACLs.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ZkSecurity {
+    /// `(scheme, credentials)` sent with `addauth` on every session.
+    pub auth: Vec<(String, String)>,
+    pub acl: AclPolicy,
+    /// SASL DIGEST-MD5.
+    pub sasl: Option<SaslLogin>,
+}
+
+impl fmt::Debug for ZkSecurity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let auth: Vec<String> = self
+            .auth
+            .iter()
+            .map(|(scheme, _)| format!("{scheme}:****"))
+            .collect();
+        f.debug_struct("ZkSecurity")
+            .field("auth", &auth)
+            .field("acl", &self.acl)
+            .field(
+                "sasl",
+                &self
+                    .sasl
+                    .as_ref()
+                    .map(|login| format!("DIGEST-MD5 {} / ****", login.username)),
+            )
+            .finish()
+    }
+}
+
+impl ZkSecurity {
+    /// Reads the `zookeeper.*` properties (other keys are not looked at). An unknown
+    /// `zookeeper.*` key or a bad value is an error naming it, never its secret.
+    pub fn from_properties<K, V>(properties: impl IntoIterator<Item = (K, V)>) -> Result<ZkSecurity>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut security = ZkSecurity::default();
+        let (mut mechanism, mut username, mut password) = (None, None, None);
+        for (key, value) in properties {
+            let (key, value) = (key.as_ref().trim(), value.as_ref());
+            match key {
+                "zookeeper.auth" => {
+                    let (scheme, credentials) = value
+                        .split_once(':')
+                        .filter(|(scheme, credentials)| !scheme.is_empty() && !credentials.is_empty())
+                        .ok_or_else(|| {
+                            Error::invalid(
+                                "zookeeper.auth is not scheme:credentials (for example digest:user:password)",
+                            )
+                        })?;
+                    security
+                        .auth
+                        .push((scheme.trim().to_string(), credentials.to_string()));
+                }
+                "zookeeper.acl" => security.acl = parse_acl(value)?,
+                "zookeeper.sasl.mechanism" => mechanism = Some(value.trim().to_string()),
+                "zookeeper.sasl.username" => username = Some(value.to_string()),
+                "zookeeper.sasl.password" => password = Some(value.to_string()),
+                "zookeeper.connect" => {}
+                other
+                    if other.starts_with("zookeeper.ssl.")
+                        || other == "zookeeper.client.secure" =>
+                {
+                    return Err(Error::invalid(format!(
+                        "'{other}': TLS to ZooKeeper is not supported yet; allowed keys: {KEYS}"
+                    )))
+                }
+                other if other.starts_with("zookeeper.") => {
+                    return Err(Error::invalid(format!(
+                        "'{other}' is not a ZooKeeper setting offsetkeeper knows; allowed: {KEYS}"
+                    )))
+                }
+                _ => {}
+            }
+        }
+        match (mechanism.as_deref(), username, password) {
+            (None, None, None) => {}
+            (None | Some("DIGEST-MD5"), Some(username), Some(password)) if !username.is_empty() => {
+                security.sasl = Some(SaslLogin { username, password });
+            }
+            (Some(other), _, _) if other != "DIGEST-MD5" => {
+                return Err(Error::invalid(format!(
+                    "zookeeper.sasl.mechanism '{other}' is not supported; allowed: DIGEST-MD5"
+                )))
+            }
+            _ => {
+                return Err(Error::invalid(
+                    "ZooKeeper SASL needs both zookeeper.sasl.username and zookeeper.sasl.password",
+                ))
+            }
+        }
+        if security.acl == AclPolicy::Creator && security.auth.is_empty() && security.sasl.is_none()
+        {
+            return Err(Error::invalid(
+                "zookeeper.acl=creator needs an identity: set zookeeper.auth or zookeeper.sasl.username/password",
+            ));
+        }
+        Ok(security)
+    }
+
+    /// The values that must never appear in a message or a log line.
+    pub fn secrets(&self) -> Vec<&str> {
+        let mut secrets: Vec<&str> = self.auth.iter().map(|(_, c)| c.as_str()).collect();
+        if let Some(login) = &self.sasl {
+            secrets.push(&login.password);
+        }
+        secrets.retain(|secret| !secret.is_empty());
+        secrets
+    }
+
+    /// The ACL list for created nodes.
+    pub(crate) fn acls(&self) -> zk::Acls<'_> {
+        match &self.acl {
+            AclPolicy::Open => zk::Acls::anyone_all(),
+            AclPolicy::Creator => zk::Acls::creator_all(),
+            AclPolicy::List(list) => zk::Acls::new(list),
+        }
+    }
+
+    /// Adds the credentials to a session being opened.
+    pub(crate) fn apply(&self, mut connector: zk::Connector) -> zk::Connector {
+        for (scheme, credentials) in &self.auth {
+            connector = connector.with_auth(scheme, credentials.as_bytes());
+        }
+        if let Some(login) = &self.sasl {
+            connector = connector.with_sasl(zk::SaslOptions::digest_md5(
+                login.username.clone(),
+                login.password.clone(),
+            ));
+        }
+        connector
+    }
+}
+
+/// `open`, `creator`, or `scheme:id:perms[,scheme:id:perms...]` with perms from `crwda`
+/// (`digest` ids hold a colon: `digest:alice:HASH=:rw`).
+fn parse_acl(value: &str) -> Result<AclPolicy> {
+    match value.trim() {
+        "open" => return Ok(AclPolicy::Open),
+        "creator" => return Ok(AclPolicy::Creator),
+        _ => {}
+    }
+    let mut acls = Vec::new();
+    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let bad = || {
+            Error::invalid(format!(
+                "zookeeper.acl entry '{entry}' is not scheme:id:perms (perms from crwda, e.g. world:anyone:r); allowed: open, creator, or a comma-separated list"
+            ))
+        };
+        let (rest, perms) = entry.rsplit_once(':').ok_or_else(bad)?;
+        let (scheme, id) = rest.split_once(':').ok_or_else(bad)?;
+        if scheme.is_empty() || id.is_empty() || perms.is_empty() {
+            return Err(bad());
+        }
+        let mut permission = zk::Permission::NONE;
+        for letter in perms.chars() {
+            permission = permission
+                | match letter {
+                    'r' => zk::Permission::READ,
+                    'w' => zk::Permission::WRITE,
+                    'c' => zk::Permission::CREATE,
+                    'd' => zk::Permission::DELETE,
+                    'a' => zk::Permission::ADMIN,
+                    _ => return Err(bad()),
+                };
+        }
+        acls.push(zk::Acl::new(permission, zk::AuthId::new(scheme, id)));
+    }
+    if acls.is_empty() {
+        return Err(Error::invalid(
+            "zookeeper.acl is empty; allowed: open, creator, or scheme:id:perms[,...]",
+        ));
+    }
+    Ok(AclPolicy::List(acls))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_are_read_and_secrets_masked() {
+        let security = ZkSecurity::from_properties([
+            ("zookeeper.connect", "z:2181"),
+            ("zookeeper.auth", "digest:alice:S3cret-pw"),
+            ("zookeeper.acl", "creator"),
+            ("zookeeper.sasl.username", "bob"),
+            ("zookeeper.sasl.password", "Bobs-pw"),
+            ("bootstrap.servers", "b:9092"),
+        ])
+        .unwrap();
+        assert_eq!(
+            security.auth,
+            [("digest".to_string(), "alice:S3cret-pw".to_string())]
+        );
+        assert_eq!(security.acl, AclPolicy::Creator);
+        let debug = format!("{security:?}");
+        assert!(
+            !debug.contains("S3cret") && !debug.contains("Bobs-pw"),
+            "{debug}"
+        );
+        assert!(
+            debug.contains("digest:****") && debug.contains("bob"),
+            "{debug}"
+        );
+        assert_eq!(security.secrets(), ["alice:S3cret-pw", "Bobs-pw"]);
+    }
+
+    #[test]
+    fn acl_lists_are_parsed() {
+        let AclPolicy::List(acls) =
+            parse_acl("digest:alice:Hx9/sWB0+Kc=:crwda, world:anyone:r").unwrap()
+        else {
+            panic!("a list");
+        };
+        assert_eq!(
+            (acls[0].scheme(), acls[0].id()),
+            ("digest", "alice:Hx9/sWB0+Kc=")
+        );
+        assert_eq!(acls[0].permission(), zk::Permission::ALL);
+        assert_eq!((acls[1].scheme(), acls[1].id()), ("world", "anyone"));
+        assert_eq!(acls[1].permission(), zk::Permission::READ);
+    }
+
+    #[test]
+    fn bad_values_are_errors_naming_the_key_not_the_secret() {
+        for (properties, needle) in [
+            (
+                vec![("zookeeper.acl", "world:anyone:rx")],
+                "entry 'world:anyone:rx'",
+            ),
+            (vec![("zookeeper.acl", "anyone")], "entry 'anyone'"),
+            (vec![("zookeeper.acl", " , ")], "zookeeper.acl is empty"),
+            (vec![("zookeeper.acl", "creator")], "needs an identity"),
+            (
+                vec![("zookeeper.auth", "Secret-no-scheme")],
+                "scheme:credentials",
+            ),
+            (
+                vec![("zookeeper.sasl.password", "Secret-pw")],
+                "both zookeeper.sasl.username",
+            ),
+            (
+                vec![
+                    ("zookeeper.sasl.mechanism", "GSSAPI"),
+                    ("zookeeper.sasl.username", "u"),
+                    ("zookeeper.sasl.password", "Secret-pw"),
+                ],
+                "'GSSAPI' is not supported",
+            ),
+            (
+                vec![("zookeeper.ssl.keystore.location", "/k.jks")],
+                "TLS to ZooKeeper is not supported yet",
+            ),
+            (
+                vec![("zookeeper.sasl.user", "x")],
+                "'zookeeper.sasl.user' is not a ZooKeeper setting",
+            ),
+        ] {
+            let err = ZkSecurity::from_properties(properties)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(needle), "{needle}: {err}");
+            assert!(!err.contains("Secret"), "{err}");
+        }
+    }
+}

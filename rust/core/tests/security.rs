@@ -1,0 +1,383 @@
+//! ZooKeeper authentication and ACLs against real servers: digest auth with a creator-only ACL
+//! on the open test cluster, SASL (DIGEST-MD5) on the secured one (`cluster.sh start-secure`).
+//! Every log line and error message of these tests is captured and must hold no secret.
+
+mod support;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use offsetkeeper::zookeeper::ZkSecurity;
+use offsetkeeper::{Error, KafkaSettings, KeeperConfig, OffsetKeeper, TopicPartition, ZkConfig};
+use once_cell::sync::Lazy;
+use support::{cluster, offset_path, secure_cluster, unique, Cluster, Kafka};
+use zookeeper_client as zk;
+
+/// Everything logged by the engine in this test binary.
+static LOGGED: Lazy<Mutex<Vec<String>>> = Lazy::new(|| Mutex::new(Vec::new()));
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record) {
+        LOGGED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(format!("{} {}", record.level(), record.args()));
+    }
+    fn flush(&self) {}
+}
+
+fn capture_logs() {
+    static INSTALLED: Lazy<()> = Lazy::new(|| {
+        log::set_logger(&Capture).expect("one logger");
+        log::set_max_level(log::LevelFilter::Trace);
+    });
+    Lazy::force(&INSTALLED);
+}
+
+/// Fails when any secret appears in what was logged or in `printed`.
+fn assert_no_secret(printed: &[String], secrets: &[&str]) {
+    let logged = LOGGED.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for text in logged.iter().chain(printed) {
+        for secret in secrets {
+            assert!(!text.contains(secret), "a secret was printed: {text}");
+        }
+    }
+}
+
+fn keeper(zookeeper: &str, bootstrap: &str, properties: &[(&str, &str)]) -> OffsetKeeper {
+    try_keeper(zookeeper, bootstrap, properties).expect("open keeper")
+}
+
+fn try_keeper(
+    zookeeper: &str,
+    bootstrap: &str,
+    properties: &[(&str, &str)],
+) -> offsetkeeper::Result<OffsetKeeper> {
+    keeper_with_kafka(zookeeper, properties, &[("bootstrap.servers", bootstrap)])
+}
+
+fn keeper_with_kafka(
+    zookeeper: &str,
+    properties: &[(&str, &str)],
+    kafka_params: &[(&str, &str)],
+) -> offsetkeeper::Result<OffsetKeeper> {
+    let mut zk = ZkConfig::new(zookeeper);
+    zk.security = ZkSecurity::from_properties(properties.iter().copied())?;
+    zk.request_timeout = Duration::from_secs(5);
+    let kafka = KafkaSettings::from_params(kafka_params.iter().copied())?;
+    let mut config = KeeperConfig::new(zk, kafka);
+    config.kafka_timeout = Duration::from_secs(5);
+    OffsetKeeper::open(config)
+}
+
+fn topic_with(cluster: &Cluster, partitions: i32) -> String {
+    let kafka = Kafka::new(cluster);
+    let topic = unique("sec");
+    kafka.create_topic(&topic, partitions);
+    for p in 0..partitions {
+        kafka.produce(&topic, p, 10);
+    }
+    topic
+}
+
+fn batch(topic: &str, offsets: &[i64]) -> Vec<(TopicPartition, i64)> {
+    offsets
+        .iter()
+        .enumerate()
+        .map(|(p, o)| (TopicPartition::new(topic, p as i32), *o))
+        .collect()
+}
+
+fn refs<'a>(pairs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    pairs.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+/// A plain client, with digest credentials when given.
+fn client(zookeeper: &str, digest: Option<&str>) -> (tokio::runtime::Runtime, zk::Client) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let mut connector = zk::Client::connector();
+    if let Some(credentials) = digest {
+        connector = connector.with_auth("digest", credentials.as_bytes());
+    }
+    let client = runtime
+        .block_on(connector.connect(zookeeper))
+        .expect("connect");
+    (runtime, client)
+}
+
+#[test]
+fn digest_auth_with_a_creator_only_acl_keeps_other_clients_out() {
+    capture_logs();
+    let cluster = cluster();
+    let topic = topic_with(&cluster, 2);
+    let group = unique("digest");
+    let (zookeeper, bootstrap) = (cluster.zookeeper.as_str(), cluster.bootstrap.as_str());
+    let alice = [
+        ("zookeeper.auth", "digest:alice:Alice-Secret-1"),
+        ("zookeeper.acl", "creator"),
+    ];
+    let topics = std::slice::from_ref(&topic);
+    let owner = keeper(zookeeper, bootstrap, &alice);
+    owner.load(&group, topics).unwrap();
+    owner.commit(&group, &batch(&topic, &[5, 6])).unwrap();
+
+    // Nodes carry alice's digest identity only; a client without it can neither read nor
+    // change them.
+    let path = offset_path(&group, &topic, 0);
+    let (runtime, authed) = client(zookeeper, Some("alice:Alice-Secret-1"));
+    let (acls, _) = runtime.block_on(authed.get_acl(&path)).unwrap();
+    assert_eq!(acls.len(), 1, "{acls:?}");
+    assert_eq!(
+        (acls[0].scheme(), acls[0].permission()),
+        ("digest", zk::Permission::ALL)
+    );
+    assert!(acls[0].id().starts_with("alice:"), "{acls:?}");
+    let (runtime, other) = client(zookeeper, None);
+    assert_eq!(
+        runtime
+            .block_on(other.set_data(&path, b"0", None))
+            .unwrap_err(),
+        zk::Error::NoAuth
+    );
+    assert_eq!(
+        runtime.block_on(other.get_data(&path)).unwrap_err(),
+        zk::Error::NoAuth
+    );
+    drop(owner);
+
+    // Wrong credentials: a clear authorization error that names no secret.
+    let mallory = [
+        ("zookeeper.auth", "digest:alice:Wrong-Secret-2"),
+        ("zookeeper.acl", "creator"),
+    ];
+    let err = keeper(zookeeper, bootstrap, &mallory)
+        .load(&group, topics)
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(
+            err,
+            Error::ZooKeeper {
+                source: zk::Error::NoAuth,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(message.contains("zookeeper.auth"), "{message}");
+
+    // The right credentials again: the committed offsets are there.
+    let loaded = keeper(zookeeper, bootstrap, &alice)
+        .load(&group, topics)
+        .unwrap();
+    assert_eq!(loaded.offsets().map(|(_, o)| o).collect::<Vec<_>>(), [5, 6]);
+    assert_no_secret(&[message], &["Alice-Secret-1", "Wrong-Secret-2"]);
+}
+
+#[test]
+fn an_explicit_acl_list_is_put_on_every_node_created() {
+    capture_logs();
+    let cluster = cluster();
+    let topic = topic_with(&cluster, 1);
+    let group = unique("acl-list");
+    let list = [("zookeeper.acl", "world:anyone:crwd")];
+    let owner = keeper(&cluster.zookeeper, &cluster.bootstrap, &list);
+    owner.load(&group, std::slice::from_ref(&topic)).unwrap();
+    owner.commit(&group, &batch(&topic, &[3])).unwrap();
+    let (runtime, other) = client(&cluster.zookeeper, None);
+    for path in [
+        offset_path(&group, &topic, 0),
+        format!("/consumers/{group}/offsets/{topic}"),
+        format!("/consumers/{group}/owners/{topic}/0"),
+    ] {
+        let (acls, _) = runtime.block_on(other.get_acl(&path)).unwrap();
+        assert_eq!(acls.len(), 1, "{path}: {acls:?}");
+        assert_eq!(
+            (acls[0].scheme(), acls[0].id(), acls[0].permission()),
+            (
+                "world",
+                "anyone",
+                zk::Permission::CREATE
+                    | zk::Permission::READ
+                    | zk::Permission::WRITE
+                    | zk::Permission::DELETE
+            ),
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn sasl_digest_md5_loads_and_commits_and_wrong_credentials_fail_clearly() {
+    capture_logs();
+    let secure = secure_cluster();
+    let servers = Cluster {
+        zookeeper: secure.get("ZK").to_string(),
+        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
+    };
+    let topic = topic_with(&servers, 2);
+    let topics = std::slice::from_ref(&topic);
+    let group = unique("sasl");
+    let password = secure.get("ZK_PASSWORD").to_string();
+    let login = [
+        ("zookeeper.sasl.mechanism", "DIGEST-MD5"),
+        ("zookeeper.sasl.username", secure.get("ZK_USER")),
+        ("zookeeper.sasl.password", password.as_str()),
+        ("zookeeper.acl", "creator"),
+    ];
+    let first = keeper(&servers.zookeeper, &servers.bootstrap, &login);
+    first.load(&group, topics).unwrap();
+    first.commit(&group, &batch(&topic, &[7, 8])).unwrap();
+    drop(first);
+    let loaded = keeper(&servers.zookeeper, &servers.bootstrap, &login)
+        .load(&group, topics)
+        .unwrap();
+    assert_eq!(loaded.offsets().map(|(_, o)| o).collect::<Vec<_>>(), [7, 8]);
+
+    let mut printed = Vec::new();
+    let wrong = [
+        ("zookeeper.sasl.username", secure.get("ZK_USER")),
+        ("zookeeper.sasl.password", "Not-The-Password-3"),
+    ];
+    let err = keeper(&servers.zookeeper, &servers.bootstrap, &wrong)
+        .load(&group, topics)
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(
+            err,
+            Error::ZooKeeper {
+                source: zk::Error::AuthFailed,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(message.contains("refused the credentials"), "{message}");
+    printed.push(message);
+
+    // No SASL at all: the server requires it, and says so by closing the session.
+    let err = keeper(&servers.zookeeper, &servers.bootstrap, &[])
+        .load(&group, topics)
+        .unwrap_err();
+    printed.push(err.to_string());
+    printed.push(format!("{:?}", ZkSecurity::from_properties(login).unwrap()));
+    assert_no_secret(&printed, &[password.as_str(), "Not-The-Password-3"]);
+}
+
+#[test]
+fn kafka_sasl_ssl_with_plain_and_scram_as_java_clients_configure_it() {
+    capture_logs();
+    let secure = secure_cluster();
+    let servers = Cluster {
+        zookeeper: secure.get("ZK").to_string(),
+        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
+    };
+    let topic = topic_with(&servers, 2);
+    let topics = std::slice::from_ref(&topic);
+    let zk_password = secure.get("ZK_PASSWORD").to_string();
+    let zk_login = [
+        ("zookeeper.sasl.username", secure.get("ZK_USER")),
+        ("zookeeper.sasl.password", zk_password.as_str()),
+    ];
+    let (user, password) = (secure.get("KAFKA_USER"), secure.get("KAFKA_PASSWORD"));
+    let jaas = |module: &str, password: &str| {
+        format!(
+            "org.apache.kafka.common.security.{module} required username=\"{user}\" password=\"{password}\";"
+        )
+    };
+    let mut printed = Vec::new();
+    for (mechanism, module) in [
+        ("PLAIN", "plain.PlainLoginModule"),
+        ("SCRAM-SHA-256", "scram.ScramLoginModule"),
+        ("SCRAM-SHA-512", "scram.ScramLoginModule"),
+    ] {
+        let group = unique("sasl-ssl");
+        let right = jaas(module, password);
+        let params = |jaas: &str| {
+            vec![
+                ("bootstrap.servers", secure.get("KAFKA_SASL_SSL")),
+                ("security.protocol", "SASL_SSL"),
+                ("sasl.mechanism", mechanism),
+                ("sasl.jaas.config", jaas),
+                ("ssl.truststore.location", secure.get("CA")),
+                ("ssl.truststore.type", "PEM"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string()))
+            .collect::<Vec<_>>()
+        };
+        let good = params(&right);
+        let keeper = keeper_with_kafka(&servers.zookeeper, &zk_login, &refs(&good)).unwrap();
+        let loaded = keeper.load(&group, topics).unwrap();
+        assert_eq!(
+            loaded.offsets().map(|(_, o)| o).collect::<Vec<_>>(),
+            [0, 0],
+            "{mechanism}"
+        );
+        keeper.commit(&group, &batch(&topic, &[4, 5])).unwrap();
+        drop(keeper);
+
+        let wrong_jaas = jaas(module, "Wrong-Kafka-Secret-5");
+        let bad = params(&wrong_jaas);
+        let err = keeper_with_kafka(&servers.zookeeper, &zk_login, &refs(&bad))
+            .unwrap()
+            .load(&group, topics)
+            .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            matches!(err, Error::Kafka { .. })
+                && message.contains(&format!("SASL {mechanism} login of user '{user}' failed")),
+            "{mechanism}: {message}"
+        );
+        printed.push(message);
+    }
+
+    // A JKS truststore, which offsetkeeper cannot read, is refused saying what to give instead.
+    let jks = [
+        ("bootstrap.servers", secure.get("KAFKA_SASL_SSL")),
+        ("security.protocol", "SSL"),
+        ("ssl.truststore.location", secure.get("JKS")),
+        ("ssl.truststore.password", "changeit"),
+    ];
+    let message = keeper_with_kafka(&servers.zookeeper, &zk_login, &jks)
+        .err()
+        .expect("a JKS truststore is refused")
+        .to_string();
+    assert!(
+        message.contains("Java KeyStore (JKS)") && message.contains("PEM"),
+        "{message}"
+    );
+    printed.push(message);
+
+    // Without the test CA the broker's certificate is not trusted: a clear TLS error, at once.
+    let untrusted = [
+        ("bootstrap.servers", secure.get("KAFKA_SASL_SSL")),
+        ("security.protocol", "SASL_SSL"),
+        ("sasl.mechanism", "PLAIN"),
+        ("sasl.username", user),
+        ("sasl.password", password),
+    ];
+    let started = std::time::Instant::now();
+    let message = keeper_with_kafka(&servers.zookeeper, &zk_login, &untrusted)
+        .unwrap()
+        .load(&unique("untrusted"), topics)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("TLS handshake"), "{message}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    printed.push(message);
+    assert_no_secret(
+        &printed,
+        &[password, "Wrong-Kafka-Secret-5", zk_password.as_str()],
+    );
+}
