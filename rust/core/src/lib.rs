@@ -11,6 +11,7 @@ pub mod kafka;
 mod keeper;
 pub mod names;
 mod ownership;
+mod pem;
 #[cfg(test)]
 mod properties;
 mod runtime;

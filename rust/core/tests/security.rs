@@ -381,3 +381,63 @@ fn kafka_sasl_ssl_with_plain_and_scram_as_java_clients_configure_it() {
         &[password, "Wrong-Kafka-Secret-5", zk_password.as_str()],
     );
 }
+
+#[test]
+fn zookeeper_over_tls_with_the_test_ca_and_a_sasl_login() {
+    capture_logs();
+    let secure = secure_cluster();
+    let plain = Cluster {
+        zookeeper: secure.get("ZK").to_string(),
+        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
+    };
+    let topic = topic_with(&plain, 1);
+    let topics = std::slice::from_ref(&topic);
+    let group = unique("zk-tls");
+    let password = secure.get("ZK_PASSWORD").to_string();
+    let tls = |truststore: &str, kind: &str| -> Vec<(&'static str, String)> {
+        vec![
+            ("zookeeper.sasl.username", secure.get("ZK_USER").to_string()),
+            ("zookeeper.sasl.password", password.clone()),
+            ("zookeeper.ssl.client.enable", "true".to_string()),
+            ("zookeeper.ssl.truststore.location", truststore.to_string()),
+            ("zookeeper.ssl.truststore.type", kind.to_string()),
+        ]
+    };
+    let kafka = [("bootstrap.servers", plain.bootstrap.as_str())];
+    let good = tls(secure.get("CA"), "PEM");
+    let keeper = keeper_with_kafka(secure.get("ZK_TLS"), &refs(&good), &kafka).unwrap();
+    keeper.load(&group, topics).unwrap();
+    keeper.commit(&group, &batch(&topic, &[9])).unwrap();
+    drop(keeper);
+    let loaded = keeper_with_kafka(secure.get("ZK_TLS"), &refs(&good), &kafka)
+        .unwrap()
+        .load(&group, topics)
+        .unwrap();
+    assert_eq!(loaded.offsets().map(|(_, o)| o).collect::<Vec<_>>(), [9]);
+
+    // A JKS truststore is refused before any connection, saying what to give instead.
+    let jks = tls(secure.get("JKS"), "JKS");
+    let message = keeper_with_kafka(secure.get("ZK_TLS"), &refs(&jks), &kafka)
+        .err()
+        .expect("JKS refused")
+        .to_string();
+    assert!(
+        message.contains("Java KeyStore (JKS)") && message.contains("PEM"),
+        "{message}"
+    );
+
+    // A CA that did not sign the server's certificate: no session.
+    let other_ca = std::env::temp_dir().join(format!("other-ca-{}.pem", std::process::id()));
+    std::fs::copy("/etc/ssl/certs/ca-certificates.crt", &other_ca).expect("system CA bundle");
+    let untrusted = tls(other_ca.to_str().expect("path"), "PEM");
+    let err = keeper_with_kafka(secure.get("ZK_TLS"), &refs(&untrusted), &kafka)
+        .unwrap()
+        .load(&unique("untrusted"), topics)
+        .unwrap_err();
+    let _ = std::fs::remove_file(&other_ca);
+    assert!(
+        matches!(err, Error::Timeout { .. }) && err.to_string().contains("over TLS"),
+        "{err:?}"
+    );
+    assert_no_secret(&[message, err.to_string()], &[password.as_str()]);
+}

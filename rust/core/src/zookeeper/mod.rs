@@ -472,13 +472,21 @@ impl ZkStore {
                 return Ok(client.clone());
             }
         }
-        let connecting = self
+        let connector = self
             .config
             .security
-            .apply(zk::Client::connector())
+            .apply(zk::Client::connector())?
             .with_session_timeout(self.config.session_timeout)
-            .with_connection_timeout(self.config.request_timeout)
-            .connect(&self.config.connect);
+            .with_connection_timeout(self.config.request_timeout);
+        let secure = self.config.security.tls.is_some();
+        let connect = &self.config.connect;
+        let connecting = async move {
+            if secure {
+                connector.secure_connect(connect).await
+            } else {
+                connector.connect(connect).await
+            }
+        };
         let client = match tokio::time::timeout(self.config.request_timeout, connecting).await {
             Ok(Ok(client)) => client,
             Ok(Err(zk::Error::Timeout)) | Err(_) => return Err(self.timeout("connect")),
@@ -489,8 +497,14 @@ impl ZkStore {
     }
 
     fn timeout(&self, operation: &'static str) -> Error {
+        // Over TLS, a certificate the truststore does not accept looks the same from here.
+        let tls = if self.config.security.tls.is_some() {
+            " over TLS (is its certificate signed by a CA in zookeeper.ssl.truststore.location?)"
+        } else {
+            ""
+        };
         Error::Timeout {
-            server: format!("ZooKeeper at {}", self.config.connect),
+            server: format!("ZooKeeper at {}{tls}", self.config.connect),
             operation,
             after: self.config.request_timeout,
         }

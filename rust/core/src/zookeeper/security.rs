@@ -8,6 +8,9 @@
 //! | `zookeeper.acl` | `open` (default), `creator` (only the creating identity), or `scheme:id:perms[,...]` |
 //! | `zookeeper.sasl.mechanism` | `DIGEST-MD5` |
 //! | `zookeeper.sasl.username`, `zookeeper.sasl.password` | the SASL login |
+//! | `zookeeper.ssl.client.enable` | `true`: TLS to every server of the connect string |
+//! | `zookeeper.ssl.truststore.location` + `zookeeper.ssl.truststore.type=PEM` | the CA certificates |
+//! | `zookeeper.ssl.keystore.location` + `zookeeper.ssl.keystore.type=PEM` | a client certificate chain and key |
 //!
 //! Credentials never appear in `Debug` output or in messages.
 
@@ -16,9 +19,18 @@ use std::fmt;
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
+use crate::pem::pem_text;
 
 /// The keys understood, for messages.
-const KEYS: &str = "zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password";
+const KEYS: &str = "zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password, zookeeper.ssl.client.enable, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.type, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.type, zookeeper.ssl.endpoint.identification.algorithm";
+
+/// TLS to ZooKeeper: the CA certificates and an optional client identity, as PEM text.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ZkTls {
+    pub ca_pem: Option<String>,
+    /// A certificate chain and its private key (one PEM text holding both).
+    pub identity_pem: Option<String>,
+}
 
 /// The ACL of every node offsetkeeper creates (offset folders and nodes, ownership nodes).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -48,6 +60,7 @@ pub struct ZkSecurity {
     pub acl: AclPolicy,
     /// SASL DIGEST-MD5.
     pub sasl: Option<SaslLogin>,
+    pub tls: Option<ZkTls>,
 }
 
 impl fmt::Debug for ZkSecurity {
@@ -67,6 +80,24 @@ impl fmt::Debug for ZkSecurity {
                     .as_ref()
                     .map(|login| format!("DIGEST-MD5 {} / ****", login.username)),
             )
+            .field(
+                "tls",
+                &self.tls.as_ref().map(|tls| {
+                    format!(
+                        "ca: {}, client identity: {}",
+                        if tls.ca_pem.is_some() {
+                            "given"
+                        } else {
+                            "system"
+                        },
+                        if tls.identity_pem.is_some() {
+                            "****"
+                        } else {
+                            "none"
+                        }
+                    )
+                }),
+            )
             .finish()
     }
 }
@@ -81,6 +112,7 @@ impl ZkSecurity {
     {
         let mut security = ZkSecurity::default();
         let (mut mechanism, mut username, mut password) = (None, None, None);
+        let mut ssl: std::collections::HashMap<String, String> = Default::default();
         for (key, value) in properties {
             let (key, value) = (key.as_ref().trim(), value.as_ref());
             match key {
@@ -102,13 +134,13 @@ impl ZkSecurity {
                 "zookeeper.sasl.username" => username = Some(value.to_string()),
                 "zookeeper.sasl.password" => password = Some(value.to_string()),
                 "zookeeper.connect" => {}
-                other
-                    if other.starts_with("zookeeper.ssl.")
-                        || other == "zookeeper.client.secure" =>
-                {
-                    return Err(Error::invalid(format!(
-                        "'{other}': TLS to ZooKeeper is not supported yet; allowed keys: {KEYS}"
-                    )))
+                "zookeeper.ssl.client.enable"
+                | "zookeeper.ssl.truststore.location"
+                | "zookeeper.ssl.truststore.type"
+                | "zookeeper.ssl.keystore.location"
+                | "zookeeper.ssl.keystore.type"
+                | "zookeeper.ssl.endpoint.identification.algorithm" => {
+                    ssl.insert(key.to_string(), value.trim().to_string());
                 }
                 other if other.starts_with("zookeeper.") => {
                     return Err(Error::invalid(format!(
@@ -134,6 +166,7 @@ impl ZkSecurity {
                 ))
             }
         }
+        security.tls = tls_settings(&ssl)?;
         if security.acl == AclPolicy::Creator && security.auth.is_empty() && security.sasl.is_none()
         {
             return Err(Error::invalid(
@@ -163,7 +196,23 @@ impl ZkSecurity {
     }
 
     /// Adds the credentials to a session being opened.
-    pub(crate) fn apply(&self, mut connector: zk::Connector) -> zk::Connector {
+    pub(crate) fn apply(&self, mut connector: zk::Connector) -> Result<zk::Connector> {
+        if let Some(tls) = &self.tls {
+            let mut options = zk::TlsOptions::new();
+            if let Some(ca) = &tls.ca_pem {
+                options = options.with_pem_ca(ca).map_err(|err| {
+                    Error::invalid(format!("zookeeper.ssl.truststore.location: {err}"))
+                })?;
+            }
+            if let Some(identity) = &tls.identity_pem {
+                options = options.with_pem_identity(identity, identity).map_err(|_| {
+                    Error::invalid(
+                        "zookeeper.ssl.keystore.location: no certificate chain with an unencrypted private key in it",
+                    )
+                })?;
+            }
+            connector = connector.with_tls(options);
+        }
         for (scheme, credentials) in &self.auth {
             connector = connector.with_auth(scheme, credentials.as_bytes());
         }
@@ -173,8 +222,57 @@ impl ZkSecurity {
                 login.password.clone(),
             ));
         }
-        connector
+        Ok(connector)
     }
+}
+
+/// TLS from the `zookeeper.ssl.*` keys (Kafka's names for its own ZooKeeper client).
+fn tls_settings(ssl: &std::collections::HashMap<String, String>) -> Result<Option<ZkTls>> {
+    let enabled = match ssl.get("zookeeper.ssl.client.enable").map(String::as_str) {
+        None => false,
+        Some(v) if v.eq_ignore_ascii_case("true") => true,
+        Some(v) if v.eq_ignore_ascii_case("false") => false,
+        Some(other) => {
+            return Err(Error::invalid(format!(
+                "zookeeper.ssl.client.enable '{other}' is not true or false"
+            )))
+        }
+    };
+    if !enabled {
+        if let Some(key) = ssl.keys().find(|k| *k != "zookeeper.ssl.client.enable") {
+            return Err(Error::invalid(format!(
+                "'{key}' is set but zookeeper.ssl.client.enable is not true"
+            )));
+        }
+        return Ok(None);
+    }
+    match ssl.get("zookeeper.ssl.endpoint.identification.algorithm") {
+        None => {}
+        Some(v) if v.eq_ignore_ascii_case("https") => {}
+        Some(other) => {
+            return Err(Error::invalid(format!(
+                "zookeeper.ssl.endpoint.identification.algorithm '{other}' is not supported; allowed: https"
+            )))
+        }
+    }
+    let store = |location: &str, kind: &str| -> Result<Option<String>> {
+        ssl.get(location)
+            .map(|path| {
+                let kind_value = ssl.get(kind).map(String::as_str).unwrap_or("JKS");
+                pem_text(location, path, kind_value, kind)
+            })
+            .transpose()
+    };
+    Ok(Some(ZkTls {
+        ca_pem: store(
+            "zookeeper.ssl.truststore.location",
+            "zookeeper.ssl.truststore.type",
+        )?,
+        identity_pem: store(
+            "zookeeper.ssl.keystore.location",
+            "zookeeper.ssl.keystore.type",
+        )?,
+    }))
 }
 
 /// `open`, `creator`, or `scheme:id:perms[,scheme:id:perms...]` with perms from `crwda`
@@ -295,7 +393,14 @@ mod tests {
             ),
             (
                 vec![("zookeeper.ssl.keystore.location", "/k.jks")],
-                "TLS to ZooKeeper is not supported yet",
+                "zookeeper.ssl.client.enable is not true",
+            ),
+            (
+                vec![
+                    ("zookeeper.ssl.client.enable", "true"),
+                    ("zookeeper.ssl.truststore.location", "/nonexistent"),
+                ],
+                "cannot read it",
             ),
             (
                 vec![("zookeeper.sasl.user", "x")],

@@ -486,7 +486,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          *       {@code open} (default), {@code creator}, or {@code scheme:id:perms[,...]} with
          *       perms from {@code crwda};
          *   <li>{@code zookeeper.sasl.mechanism} ({@code DIGEST-MD5}),
-         *       {@code zookeeper.sasl.username}, {@code zookeeper.sasl.password}: a SASL login.
+         *       {@code zookeeper.sasl.username}, {@code zookeeper.sasl.password}: a SASL login;
+         *   <li>{@code zookeeper.ssl.client.enable} ({@code true}),
+         *       {@code zookeeper.ssl.truststore.location} / {@code .type} ({@code PEM}),
+         *       {@code zookeeper.ssl.keystore.location} / {@code .type} ({@code PEM}): TLS.
          * </ul>
          * Values are checked when the keeper opens; secrets never appear in messages or
          * {@link #toString()}.
