@@ -1426,3 +1426,85 @@ fn every_subcommand_has_help_with_an_example() {
     let out = ok(raw(&["--version"]));
     assert!(out.stdout.starts_with("offsetkeeper "), "{out:?}");
 }
+
+/// The secured cluster through `--command-config` alone: ZooKeeper over SASL, Kafka over
+/// SASL_SSL with SCRAM, in the keys a Kafka operator's client.properties already holds.
+#[test]
+fn command_config_reaches_the_secured_cluster_and_prints_no_secret() {
+    let secure = support::secure_cluster();
+    let servers = Cluster {
+        zookeeper: secure.get("ZK").to_string(),
+        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
+    };
+    let kafka = Kafka::new(&servers);
+    let topic = topic_with(&kafka, "secure", 2, 6);
+    let group = unique("secure-cli");
+    let (zk_password, kafka_password) = (secure.get("ZK_PASSWORD"), secure.get("KAFKA_PASSWORD"));
+    let properties = |kafka_password: &str| {
+        format!(
+            "zookeeper.connect={}\nzookeeper.sasl.username={}\nzookeeper.sasl.password={}\nzookeeper.acl=creator\n\
+             bootstrap.servers={}\nsecurity.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n\
+             sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"{}\" password=\"{}\";\n\
+             ssl.truststore.location={}\nssl.truststore.type=PEM\n",
+            secure.get("ZK"),
+            secure.get("ZK_USER"),
+            zk_password,
+            secure.get("KAFKA_SASL_SSL"),
+            secure.get("KAFKA_USER"),
+            kafka_password,
+            secure.get("CA")
+        )
+    };
+    let config = temp_file("secure.properties", &properties(kafka_password));
+    let config = config.to_str().expect("path");
+    let reset = ok(raw(&[
+        "--command-config",
+        config,
+        "--group",
+        &group,
+        "reset",
+        "--topic",
+        &topic,
+        "--to-latest",
+        "--execute",
+    ]));
+    let described = ok(raw(&[
+        "--command-config",
+        config,
+        "--group",
+        &group,
+        "describe",
+        "--topic",
+        &topic,
+    ]));
+    assert_eq!(
+        rows(&described.stdout),
+        vec![
+            row(&[&topic, "0", "6", "0", "6", "0", "ok"]),
+            row(&[&topic, "1", "6", "0", "6", "0", "ok"]),
+        ]
+    );
+
+    let wrong = temp_file("wrong.properties", &properties("Wrong-Cli-Secret-6"));
+    let refused = fails(
+        raw(&[
+            "--command-config",
+            wrong.to_str().expect("path"),
+            "--group",
+            &group,
+            "describe",
+            "--topic",
+            &topic,
+        ]),
+        1,
+        "SASL SCRAM-SHA-256 login of user",
+    );
+    for run in [&reset, &described, &refused] {
+        for secret in [zk_password, kafka_password, "Wrong-Cli-Secret-6"] {
+            assert!(
+                !run.stdout.contains(secret) && !run.stderr.contains(secret),
+                "{run:?}"
+            );
+        }
+    }
+}
