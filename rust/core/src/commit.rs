@@ -28,10 +28,27 @@ use crate::TopicPartition;
 /// or (fencing off) a node changed between the read and the write.
 const ATTEMPTS: usize = 3;
 
-/// What this keeper knows of the offset znodes it read or wrote, by path.
+/// What a keeper knows of each group's offset znodes.
+#[derive(Debug, Default)]
+pub(crate) struct Trackers {
+    groups: FastMap<String, Tracker>,
+}
+
+impl Trackers {
+    pub(crate) fn group(&mut self, group: &str) -> &mut Tracker {
+        if !self.groups.contains_key(group) {
+            self.groups.insert(group.to_string(), Tracker::default());
+        }
+        // Just inserted when missing; the lookup then never allocates the key.
+        self.groups.get_mut(group).expect("present")
+    }
+}
+
+/// What a keeper knows of one group's offset znodes it read or wrote, by partition (no path is
+/// built for a partition a commit leaves unchanged).
 #[derive(Debug, Default)]
 pub(crate) struct Tracker {
-    nodes: FastMap<String, Seen>,
+    nodes: FastMap<TopicPartition, Seen>,
     /// Persistent folders known to exist.
     dirs: HashSet<String>,
 }
@@ -76,11 +93,11 @@ impl Tracker {
     /// What a load read. A node that changed since this keeper last saw it was written by
     /// someone else (a reset): the load takes it over, and commits may go below what this
     /// keeper committed before.
-    pub(crate) fn observe(&mut self, path: &str, node: Option<&Node>) {
+    pub(crate) fn observe(&mut self, partition: &TopicPartition, node: Option<&Node>) {
         let now = Seen::of(node);
-        match self.nodes.get_mut(path) {
+        match self.nodes.get_mut(partition) {
             None => {
-                self.nodes.insert(path.to_string(), now);
+                self.nodes.insert(partition.clone(), now);
             }
             Some(seen) => {
                 let ours = seen.pending.is_some_and(|(version, value)| {
@@ -97,9 +114,9 @@ impl Tracker {
         }
     }
 
-    /// Forgets what this keeper committed for the path: the load chose to start elsewhere.
-    pub(crate) fn reset_floor(&mut self, path: &str) {
-        if let Some(seen) = self.nodes.get_mut(path) {
+    /// Forgets what this keeper committed for the partition: the load chose to start elsewhere.
+    pub(crate) fn reset_floor(&mut self, partition: &TopicPartition) {
+        if let Some(seen) = self.nodes.get_mut(partition) {
             seen.committed = None;
         }
     }
@@ -108,8 +125,13 @@ impl Tracker {
 /// One partition of a batch.
 struct Entry<'a> {
     partition: &'a TopicPartition,
-    path: String,
     offset: i64,
+}
+
+impl Entry<'_> {
+    fn path(&self, layout: &GroupLayout<'_>) -> String {
+        layout.offset_path(&self.partition.topic, self.partition.partition)
+    }
 }
 
 /// What an operation of the multi is for.
@@ -140,7 +162,8 @@ impl OffsetKeeper {
             return Ok(CommitSummary::default());
         }
         let runtime = runtime()?;
-        let mut tracker = self.tracker();
+        let mut trackers = self.tracker();
+        let tracker = trackers.group(group);
         let layout = GroupLayout {
             base_path: &self.store.config().base_path,
             group,
@@ -148,15 +171,13 @@ impl OffsetKeeper {
         let mut entries = Vec::with_capacity(offsets.len());
         let mut skipped = Vec::new();
         for (partition, offset) in offsets {
-            let path = layout.offset_path(&partition.topic, partition.partition);
-            let floor = tracker.nodes.get(&path).and_then(|seen| seen.committed);
+            let floor = tracker.nodes.get(partition).and_then(|seen| seen.committed);
             match floor {
                 Some(floor) if self.monotonic && *offset < floor => {
                     skipped.push((partition, *offset, floor));
                 }
                 _ => entries.push(Entry {
                     partition,
-                    path,
                     offset: *offset,
                 }),
             }
@@ -182,7 +203,7 @@ impl OffsetKeeper {
         }
         let mut attempt = 1;
         loop {
-            match runtime.block_on(self.commit_once(&mut tracker, &layout, &entries)) {
+            match runtime.block_on(self.commit_once(tracker, &layout, &entries)) {
                 Ok(done) => {
                     summary.written = done.written;
                     summary.unchanged = done.unchanged;
@@ -221,7 +242,7 @@ impl OffsetKeeper {
                 !self.fencing
                     || tracker
                         .nodes
-                        .get(&entry.path)
+                        .get(entry.partition)
                         .is_none_or(|seen| seen.pending.is_some())
             })
             .collect();
@@ -230,7 +251,7 @@ impl OffsetKeeper {
             let paths: Vec<String> = dirs
                 .iter()
                 .cloned()
-                .chain(unknown.iter().map(|entry| entry.path.clone()))
+                .chain(unknown.iter().map(|entry| entry.path(layout)))
                 .collect();
             let nodes = self.store.read_nodes(&paths).await.map_err(Failed::Final)?;
             let (dir_nodes, leaf_nodes) = nodes.split_at(dirs.len());
@@ -243,9 +264,9 @@ impl OffsetKeeper {
             }
             for (entry, node) in unknown.iter().zip(leaf_nodes) {
                 let now = Seen::of(node.as_ref());
-                match tracker.nodes.get_mut(&entry.path) {
+                match tracker.nodes.get_mut(entry.partition) {
                     None => {
-                        tracker.nodes.insert(entry.path.clone(), now);
+                        tracker.nodes.insert(entry.partition.clone(), now);
                     }
                     Some(seen) if !self.fencing => {
                         *seen = Seen {
@@ -310,23 +331,27 @@ impl OffsetKeeper {
         let mut summary = CommitSummary::default();
         let mut leaves: Vec<(WriteOp, Role)> = Vec::with_capacity(entries.len());
         for (index, entry) in entries.iter().enumerate() {
-            let seen = tracker.nodes.get(&entry.path).copied().unwrap_or_default();
+            let seen = tracker
+                .nodes
+                .get(entry.partition)
+                .copied()
+                .unwrap_or_default();
             let op = match seen.version {
                 None => WriteOp::Create {
-                    path: entry.path.clone(),
+                    path: entry.path(layout),
                     data: encode_offset(entry.offset),
                 },
                 Some(_) if seen.value == Some(entry.offset) => {
                     // Nothing to send: a node another writer changed meanwhile is caught when
                     // this keeper next writes it, and ownership fences other instances.
                     summary.unchanged += 1;
-                    if let Some(seen) = tracker.nodes.get_mut(&entry.path) {
+                    if let Some(seen) = tracker.nodes.get_mut(entry.partition) {
                         seen.committed = seen.committed.max(Some(entry.offset));
                     }
                     continue;
                 }
                 Some(version) => WriteOp::SetData {
-                    path: entry.path.clone(),
+                    path: entry.path(layout),
                     data: encode_offset(entry.offset),
                     version: self.fencing.then_some(version),
                 },
@@ -375,7 +400,7 @@ impl OffsetKeeper {
                             ) = (role, op)
                             {
                                 let entry = &entries[*i];
-                                if let Some(seen) = tracker.nodes.get_mut(&entry.path) {
+                                if let Some(seen) = tracker.nodes.get_mut(entry.partition) {
                                     let version = seen.version.map_or(0, |v| v.wrapping_add(1));
                                     seen.pending = Some((version, entry.offset));
                                 }
@@ -396,7 +421,8 @@ impl OffsetKeeper {
                             Role::OwnerCheck => {}
                             Role::Leaf(i) => {
                                 let entry = &entries[*i];
-                                let seen = tracker.nodes.entry(entry.path.clone()).or_default();
+                                let seen =
+                                    tracker.nodes.entry(entry.partition.clone()).or_default();
                                 if let Applied::Written { version } = applied {
                                     seen.version = Some(version);
                                     seen.value = Some(entry.offset);
@@ -488,7 +514,7 @@ impl OffsetKeeper {
                 // conflict for a node this keeper saw missing; create the folders again.
                 tracker.dirs.clear();
                 if !self.fencing {
-                    tracker.nodes.remove(&entries[i].path);
+                    tracker.nodes.remove(entries[i].partition);
                 }
                 Failed::Again(zk_error(error))
             }
@@ -496,15 +522,15 @@ impl OffsetKeeper {
                 let entry = &entries[i];
                 if !self.fencing {
                     // Changed between the read and the write: read again.
-                    tracker.nodes.remove(&entry.path);
+                    tracker.nodes.remove(entry.partition);
                     return Failed::Again(zk_error(error));
                 }
-                let seen = tracker.nodes.get(&entry.path).copied().unwrap_or_default();
-                let now = match self
-                    .store
-                    .read_nodes(std::slice::from_ref(&entry.path))
-                    .await
-                {
+                let seen = tracker
+                    .nodes
+                    .get(entry.partition)
+                    .copied()
+                    .unwrap_or_default();
+                let now = match self.store.read_nodes(&[entry.path(layout)]).await {
                     Ok(mut nodes) => {
                         let node = nodes.pop().flatten();
                         let now = Seen::of(node.as_ref());
@@ -552,24 +578,25 @@ mod tests {
     #[test]
     fn a_load_keeps_the_floor_only_while_the_node_is_as_this_keeper_left_it() {
         let mut tracker = Tracker::default();
-        tracker.observe("/p", Some(&node(3, "100")));
-        tracker.nodes.get_mut("/p").unwrap().committed = Some(100);
-        tracker.observe("/p", Some(&node(3, "100")));
-        assert_eq!(tracker.nodes["/p"].committed, Some(100));
+        let (p, gone) = (TopicPartition::new("t", 0), TopicPartition::new("t", 1));
+        tracker.observe(&p, Some(&node(3, "100")));
+        tracker.nodes.get_mut(&p).unwrap().committed = Some(100);
+        tracker.observe(&p, Some(&node(3, "100")));
+        assert_eq!(tracker.nodes[&p].committed, Some(100));
         // Someone else wrote: the load takes the node over and drops the floor.
-        tracker.observe("/p", Some(&node(4, "20")));
-        assert_eq!(tracker.nodes["/p"].committed, None);
-        assert_eq!(tracker.nodes["/p"].version, Some(4));
-        assert_eq!(tracker.nodes["/p"].value, Some(20));
+        tracker.observe(&p, Some(&node(4, "20")));
+        assert_eq!(tracker.nodes[&p].committed, None);
+        assert_eq!(tracker.nodes[&p].version, Some(4));
+        assert_eq!(tracker.nodes[&p].value, Some(20));
         // A write of this keeper whose outcome was unknown turns out applied.
-        tracker.nodes.get_mut("/p").unwrap().pending = Some((5, 30));
-        tracker.observe("/p", Some(&node(5, "30")));
-        assert_eq!(tracker.nodes["/p"].committed, Some(30));
-        assert_eq!(tracker.nodes["/p"].pending, None);
-        tracker.reset_floor("/p");
-        assert_eq!(tracker.nodes["/p"].committed, None);
-        tracker.observe("/gone", None);
-        assert_eq!(tracker.nodes["/gone"], Seen::default());
+        tracker.nodes.get_mut(&p).unwrap().pending = Some((5, 30));
+        tracker.observe(&p, Some(&node(5, "30")));
+        assert_eq!(tracker.nodes[&p].committed, Some(30));
+        assert_eq!(tracker.nodes[&p].pending, None);
+        tracker.reset_floor(&p);
+        assert_eq!(tracker.nodes[&p].committed, None);
+        tracker.observe(&gone, None);
+        assert_eq!(tracker.nodes[&gone], Seen::default());
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::commit::Tracker;
+use crate::commit::Trackers;
 use crate::error::{Error, Result};
 use crate::fast_hash::FastMap;
 use crate::kafka::{Brokers, KafkaSettings};
@@ -197,7 +197,7 @@ pub struct OffsetKeeper {
     ownership: Ownership,
     /// What this keeper saw of the offset nodes; held through each commit, so that commits of
     /// one keeper never race each other.
-    tracker: Mutex<Tracker>,
+    tracker: Mutex<Trackers>,
     pub(crate) owners: Owners,
 }
 
@@ -219,7 +219,7 @@ impl OffsetKeeper {
             fencing: config.fencing,
             monotonic: config.monotonic,
             ownership: config.ownership,
-            tracker: Mutex::new(Tracker::default()),
+            tracker: Mutex::new(Trackers::default()),
             owners: Owners::new(),
         })
     }
@@ -238,12 +238,12 @@ impl OffsetKeeper {
                 enabled: false,
                 wait: None,
             },
-            tracker: Mutex::new(Tracker::default()),
+            tracker: Mutex::new(Trackers::default()),
             owners: Owners::new(),
         })
     }
 
-    pub(crate) fn tracker(&self) -> MutexGuard<'_, Tracker> {
+    pub(crate) fn tracker(&self) -> MutexGuard<'_, Trackers> {
         self.tracker
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -320,10 +320,11 @@ impl OffsetKeeper {
             // Held across the read so that no commit of this keeper comes in between; the
             // future runs on the caller's thread (block_on), and commits take this lock
             // outside the runtime too.
-            let mut tracker = self.tracker();
+            let mut trackers = self.tracker();
             let nodes = self.store.read_nodes(&paths).await?;
-            for (path, node) in paths.iter().zip(&nodes) {
-                tracker.observe(path, node.as_ref());
+            let tracker = trackers.group(group);
+            for (partition, node) in partitions.iter().zip(&nodes) {
+                tracker.observe(partition, node.as_ref());
             }
             Ok(nodes)
         };
@@ -393,16 +394,11 @@ impl OffsetKeeper {
         let loaded = Loaded {
             partitions: reports,
         };
-        let layout = GroupLayout {
-            base_path: &self.store.config().base_path,
-            group,
-        };
-        let mut tracker = self.tracker();
+        let mut trackers = self.tracker();
+        let tracker = trackers.group(group);
         for report in loaded.corrections() {
             // The job starts elsewhere than the stored offset: commits may go below it.
-            tracker.reset_floor(
-                &layout.offset_path(&report.partition.topic, report.partition.partition),
-            );
+            tracker.reset_floor(&report.partition);
             log::warn!(
                 "group {group}: {} stored {} with range [{}, {}]; starting at {} ({}, {} records lost)",
                 report.partition,
