@@ -8,8 +8,9 @@
 #   cluster.sh stop-kafka|start-kafka|stop-zk|start-zk DIR
 #                                one server only, same ports and data (for fault tests)
 #   cluster.sh start-secure DIR  fresh secured cluster: ZooKeeper requires SASL (DIGEST-MD5) on
-#                                every session and has a TLS client port; Kafka has a SASL_SSL
-#                                listener (PLAIN, SCRAM-SHA-256/512) besides its PLAINTEXT one.
+#                                every session and has a TLS client port; Kafka has SASL_SSL and
+#                                SASL_PLAINTEXT listeners (PLAIN, SCRAM-SHA-256/512) and an SSL one
+#                                that requires a client certificate, besides its PLAINTEXT one.
 #                                Certificates come from openssl (a CA and a 127.0.0.1 server
 #                                certificate, PEM) and keytool (a JKS truststore, to be refused);
 #                                users, passwords and paths go to DIR/secure.env
@@ -218,9 +219,10 @@ KAFKA_USER=alice KAFKA_PASSWORD=kafka-Secret-0815
 # Certificates, JAAS files and the secured parts of both configs (after configure).
 configure_secure() {
   local ports s=$DIR/secure
-  ports=$(probe free-ports 2) || die "could not find free loopback ports"
-  ZK_TLS_PORT=${ports% *} KAFKA_SASL_SSL_PORT=${ports#* }
-  printf 'ZK_TLS_PORT=%s\nKAFKA_SASL_SSL_PORT=%s\n' "$ZK_TLS_PORT" "$KAFKA_SASL_SSL_PORT" >>"$DIR/ports.env"
+  ports=$(probe free-ports 4) || die "could not find free loopback ports"
+  read -r ZK_TLS_PORT KAFKA_SASL_SSL_PORT KAFKA_SSL_PORT KAFKA_SASL_PLAINTEXT_PORT <<<"$ports"
+  printf '%s\n' "ZK_TLS_PORT=$ZK_TLS_PORT" "KAFKA_SASL_SSL_PORT=$KAFKA_SASL_SSL_PORT" \
+    "KAFKA_SSL_PORT=$KAFKA_SSL_PORT" "KAFKA_SASL_PLAINTEXT_PORT=$KAFKA_SASL_PLAINTEXT_PORT" >>"$DIR/ports.env"
   mkdir -p "$s"
   command -v openssl >/dev/null || die "openssl is needed for the secured cluster's certificates"
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=offsetkeeper test CA" \
@@ -252,7 +254,9 @@ configure_secure() {
   printf '%s\n' "-Djava.security.auth.login.config=$s/zk-jaas.conf" \
     -Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory >"$DIR/zk.jvmflags"
   printf '%s\n' "-Djava.security.auth.login.config=$s/kafka-jaas.conf" >"$DIR/kafka.jvmflags"
-  sed -i "s|^listeners=.*|listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT|" \
+  # SASL_SSL; SSL requiring a client certificate (the server's own, whose key usage allows
+  # clientAuth); SASL_PLAINTEXT.
+  sed -i "s|^listeners=.*|listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT,SSL://127.0.0.1:$KAFKA_SSL_PORT,SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PLAINTEXT_PORT|" \
     "$DIR/kafka/server.properties"
   {
     echo "inter.broker.listener.name=PLAINTEXT"
@@ -260,9 +264,15 @@ configure_secure() {
     echo "listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_USER=\"$KAFKA_PASSWORD\";"
     echo "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
     echo "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    echo "listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_USER=\"$KAFKA_PASSWORD\";"
+    echo "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    echo "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
     echo "ssl.keystore.type=PEM"
     echo "ssl.keystore.location=$s/server-keystore.pem"
+    echo "ssl.truststore.type=PEM"
+    echo "ssl.truststore.location=$s/ca.pem"
     echo "ssl.client.auth=none"
+    echo "listener.name.ssl.ssl.client.auth=required"
   } >>"$DIR/kafka/server.properties"
 }
 
@@ -285,6 +295,9 @@ write_secure_env() {
     echo "OFFSETKEEPER_SECURE_ZK_PASSWORD=$ZK_PASSWORD"
     echo "OFFSETKEEPER_SECURE_KAFKA_PLAINTEXT=127.0.0.1:$KAFKA_PORT"
     echo "OFFSETKEEPER_SECURE_KAFKA_SASL_SSL=127.0.0.1:$KAFKA_SASL_SSL_PORT"
+    echo "OFFSETKEEPER_SECURE_KAFKA_SSL_CLIENT_AUTH=127.0.0.1:$KAFKA_SSL_PORT"
+    echo "OFFSETKEEPER_SECURE_KAFKA_SASL_PLAINTEXT=127.0.0.1:$KAFKA_SASL_PLAINTEXT_PORT"
+    echo "OFFSETKEEPER_SECURE_CLIENT_KEYSTORE=$DIR/secure/server-keystore.pem"
     echo "OFFSETKEEPER_SECURE_KAFKA_USER=$KAFKA_USER"
     echo "OFFSETKEEPER_SECURE_KAFKA_PASSWORD=$KAFKA_PASSWORD"
     echo "OFFSETKEEPER_SECURE_CA=$DIR/secure/ca.pem"

@@ -441,3 +441,59 @@ fn zookeeper_over_tls_with_the_test_ca_and_a_sasl_login() {
     );
     assert_no_secret(&[message, err.to_string()], &[password.as_str()]);
 }
+
+#[test]
+fn kafka_ssl_with_a_client_certificate_and_sasl_plaintext() {
+    capture_logs();
+    let secure = secure_cluster();
+    let plain = Cluster {
+        zookeeper: secure.get("ZK").to_string(),
+        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
+    };
+    let topic = topic_with(&plain, 1);
+    let topics = std::slice::from_ref(&topic);
+    let zk_login = [
+        ("zookeeper.sasl.username", secure.get("ZK_USER")),
+        ("zookeeper.sasl.password", secure.get("ZK_PASSWORD")),
+    ];
+    let mutual_tls = [
+        ("bootstrap.servers", secure.get("KAFKA_SSL_CLIENT_AUTH")),
+        ("security.protocol", "SSL"),
+        ("ssl.truststore.location", secure.get("CA")),
+        ("ssl.truststore.type", "PEM"),
+        ("ssl.keystore.location", secure.get("CLIENT_KEYSTORE")),
+        ("ssl.keystore.type", "PEM"),
+    ];
+    let group = unique("mtls");
+    let keeper = keeper_with_kafka(&plain.zookeeper, &zk_login, &mutual_tls).unwrap();
+    keeper.load(&group, topics).unwrap();
+    keeper.commit(&group, &batch(&topic, &[2])).unwrap();
+    drop(keeper);
+
+    // The listener requires a client certificate: without one, no answer.
+    let err = keeper_with_kafka(&plain.zookeeper, &zk_login, &mutual_tls[..4])
+        .unwrap()
+        .load(&unique("no-client-cert"), topics)
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Kafka { .. } | Error::Timeout { .. }),
+        "{err:?}"
+    );
+
+    let sasl_plaintext = [
+        ("bootstrap.servers", secure.get("KAFKA_SASL_PLAINTEXT")),
+        ("security.protocol", "SASL_PLAINTEXT"),
+        ("sasl.mechanism", "PLAIN"),
+        ("sasl.username", secure.get("KAFKA_USER")),
+        ("sasl.password", secure.get("KAFKA_PASSWORD")),
+    ];
+    let loaded = keeper_with_kafka(&plain.zookeeper, &zk_login, &sasl_plaintext)
+        .unwrap()
+        .load(&group, topics)
+        .unwrap();
+    assert_eq!(loaded.offsets().map(|(_, o)| o).collect::<Vec<_>>(), [2]);
+    assert_no_secret(
+        &[err.to_string()],
+        &[secure.get("KAFKA_PASSWORD"), secure.get("ZK_PASSWORD")],
+    );
+}

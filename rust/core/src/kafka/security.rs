@@ -50,19 +50,18 @@ impl std::fmt::Debug for SaslLogin {
 
 impl KafkaSecurity {
     pub fn from_settings(settings: &KafkaSettings) -> Result<KafkaSecurity> {
-        let protocol = settings
+        let given = settings
             .get("security.protocol")
             .unwrap_or("PLAINTEXT")
-            .trim()
-            .to_ascii_uppercase();
-        let (tls, sasl) = match protocol.as_str() {
+            .trim();
+        let (tls, sasl) = match given.to_ascii_uppercase().as_str() {
             "PLAINTEXT" => (false, false),
             "SSL" => (true, false),
             "SASL_PLAINTEXT" => (false, true),
             "SASL_SSL" => (true, true),
-            other => {
+            _ => {
                 return Err(Error::invalid(format!(
-                    "security.protocol '{other}' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
+                    "security.protocol '{given}' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
                 )))
             }
         };
@@ -82,19 +81,14 @@ impl KafkaSecurity {
 }
 
 fn sasl_login(settings: &KafkaSettings) -> Result<SaslLogin> {
-    let mechanism = match settings
-        .get("sasl.mechanisms")
-        .unwrap_or("GSSAPI")
-        .trim()
-        .to_ascii_uppercase()
-        .as_str()
-    {
+    let given = settings.get("sasl.mechanisms").unwrap_or("GSSAPI").trim();
+    let mechanism = match given.to_ascii_uppercase().as_str() {
         "PLAIN" => Mechanism::Plain,
         "SCRAM-SHA-256" => Mechanism::ScramSha256,
         "SCRAM-SHA-512" => Mechanism::ScramSha512,
-        other => {
+        _ => {
             return Err(Error::invalid(format!(
-                "sasl.mechanism '{other}' is not supported; allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"
+                "sasl.mechanism '{given}' is not supported; allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"
             )))
         }
     };
