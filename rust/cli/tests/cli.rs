@@ -1432,11 +1432,7 @@ fn every_subcommand_has_help_with_an_example() {
 #[test]
 fn command_config_reaches_the_secured_cluster_and_prints_no_secret() {
     let secure = support::secure_cluster();
-    let servers = Cluster {
-        zookeeper: secure.get("ZK").to_string(),
-        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
-    };
-    let kafka = Kafka::new(&servers);
+    let kafka = Kafka::new(&secure.plaintext());
     let topic = topic_with(&kafka, "secure", 2, 6);
     let group = unique("secure-cli");
     let (zk_password, kafka_password) = (secure.get("ZK_PASSWORD"), secure.get("KAFKA_PASSWORD"));

@@ -216,10 +216,7 @@ fn an_explicit_acl_list_is_put_on_every_node_created() {
 fn sasl_digest_md5_loads_and_commits_and_wrong_credentials_fail_clearly() {
     capture_logs();
     let secure = secure_cluster();
-    let servers = Cluster {
-        zookeeper: secure.get("ZK").to_string(),
-        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
-    };
+    let servers = secure.plaintext();
     let topic = topic_with(&servers, 2);
     let topics = std::slice::from_ref(&topic);
     let group = unique("sasl");
@@ -274,17 +271,11 @@ fn sasl_digest_md5_loads_and_commits_and_wrong_credentials_fail_clearly() {
 fn kafka_sasl_ssl_with_plain_and_scram_as_java_clients_configure_it() {
     capture_logs();
     let secure = secure_cluster();
-    let servers = Cluster {
-        zookeeper: secure.get("ZK").to_string(),
-        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
-    };
+    let servers = secure.plaintext();
     let topic = topic_with(&servers, 2);
     let topics = std::slice::from_ref(&topic);
     let zk_password = secure.get("ZK_PASSWORD").to_string();
-    let zk_login = [
-        ("zookeeper.sasl.username", secure.get("ZK_USER")),
-        ("zookeeper.sasl.password", zk_password.as_str()),
-    ];
+    let zk_login = secure.zookeeper_login();
     let (user, password) = (secure.get("KAFKA_USER"), secure.get("KAFKA_PASSWORD"));
     let jaas = |module: &str, password: &str| {
         format!(
@@ -386,10 +377,7 @@ fn kafka_sasl_ssl_with_plain_and_scram_as_java_clients_configure_it() {
 fn zookeeper_over_tls_with_the_test_ca_and_a_sasl_login() {
     capture_logs();
     let secure = secure_cluster();
-    let plain = Cluster {
-        zookeeper: secure.get("ZK").to_string(),
-        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
-    };
+    let plain = secure.plaintext();
     let topic = topic_with(&plain, 1);
     let topics = std::slice::from_ref(&topic);
     let group = unique("zk-tls");
@@ -446,16 +434,10 @@ fn zookeeper_over_tls_with_the_test_ca_and_a_sasl_login() {
 fn kafka_ssl_with_a_client_certificate_and_sasl_plaintext() {
     capture_logs();
     let secure = secure_cluster();
-    let plain = Cluster {
-        zookeeper: secure.get("ZK").to_string(),
-        bootstrap: secure.get("KAFKA_PLAINTEXT").to_string(),
-    };
+    let plain = secure.plaintext();
     let topic = topic_with(&plain, 1);
     let topics = std::slice::from_ref(&topic);
-    let zk_login = [
-        ("zookeeper.sasl.username", secure.get("ZK_USER")),
-        ("zookeeper.sasl.password", secure.get("ZK_PASSWORD")),
-    ];
+    let zk_login = secure.zookeeper_login();
     let mutual_tls = [
         ("bootstrap.servers", secure.get("KAFKA_SSL_CLIENT_AUTH")),
         ("security.protocol", "SSL"),

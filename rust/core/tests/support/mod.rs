@@ -98,6 +98,22 @@ impl SecureCluster {
             .get(&format!("OFFSETKEEPER_SECURE_{name}"))
             .unwrap_or_else(|| panic!("secure.env has no OFFSETKEEPER_SECURE_{name}"))
     }
+
+    /// Its ZooKeeper (SASL required) with the broker's PLAINTEXT listener, for staging topics.
+    pub fn plaintext(&self) -> Cluster {
+        Cluster {
+            zookeeper: self.get("ZK").to_string(),
+            bootstrap: self.get("KAFKA_PLAINTEXT").to_string(),
+        }
+    }
+
+    /// The ZooKeeper SASL login, as `zookeeper.*` properties.
+    pub fn zookeeper_login(&self) -> [(&'static str, &str); 2] {
+        [
+            ("zookeeper.sasl.username", self.get("ZK_USER")),
+            ("zookeeper.sasl.password", self.get("ZK_PASSWORD")),
+        ]
+    }
 }
 
 pub fn secure_cluster() -> SecureCluster {
