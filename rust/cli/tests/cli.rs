@@ -5,7 +5,7 @@
 #[path = "../../core/tests/support/mod.rs"]
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -128,6 +128,18 @@ fn temp_file(name: &str, content: &str) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(unique(name));
     std::fs::write(&path, content).expect("write temp file");
     path
+}
+
+/// `--command-config FILE --group GROUP ARGS...`, with the cluster's addresses on the command
+/// line when given (otherwise the file must name them).
+fn with_config(cluster: Option<&Cluster>, config: &Path, group: &str, args: &[&str]) -> Run {
+    let config = config.to_str().expect("path");
+    let mut all = vec!["--command-config", config, "--group", group];
+    all.extend_from_slice(args);
+    match cluster {
+        Some(cluster) => run(cluster, &all),
+        None => raw(&all),
+    }
 }
 
 fn now_ms() -> i64 {
@@ -1329,16 +1341,12 @@ fn command_config_supplies_settings_and_never_prints_secrets() {
             cluster.bootstrap, cluster.zookeeper
         ),
     );
-    let config = config.to_str().expect("path");
-    let out = ok(raw(&[
-        "--command-config",
-        config,
-        "--group",
+    let out = ok(with_config(
+        None,
+        &config,
         &group,
-        "describe",
-        "--topic",
-        &topic,
-    ]));
+        &["describe", "--topic", &topic],
+    ));
     assert_eq!(
         rows(&out.stdout),
         vec![row(&[&topic, "0", "1", "0", "4", "3", "ok"])]
@@ -1350,17 +1358,11 @@ fn command_config_supplies_settings_and_never_prints_secrets() {
         "unknown.properties",
         "zookeeper.sasl.user=bob\nzookeeper.sasl.password=Hunter2Secret\n",
     );
-    let out = run(
-        &cluster,
-        &[
-            "--command-config",
-            unknown.to_str().expect("path"),
-            "--group",
-            &group,
-            "describe",
-            "--topic",
-            &topic,
-        ],
+    let out = with_config(
+        Some(&cluster),
+        &unknown,
+        &group,
+        &["describe", "--topic", &topic],
     );
     let out = fails(out, 2, "'zookeeper.sasl.user' is not a ZooKeeper setting");
     assert!(!out.stderr.contains("Hunter2Secret"), "{out:?}");
@@ -1370,33 +1372,21 @@ fn command_config_supplies_settings_and_never_prints_secrets() {
         "bad.properties",
         "security.protocol=nonsense\nsasl.password=TopSecret-42\n",
     );
-    let out = run(
-        &cluster,
-        &[
-            "--command-config",
-            insecure.to_str().expect("path"),
-            "--group",
-            &group,
-            "describe",
-            "--topic",
-            &topic,
-        ],
+    let out = with_config(
+        Some(&cluster),
+        &insecure,
+        &group,
+        &["describe", "--topic", &topic],
     );
     let out = fails(out, 1, "security.protocol 'nonsense'");
     assert!(!out.stderr.contains("TopSecret-42"), "{out:?}");
 
     let malformed = temp_file("malformed.properties", "ok=1\nssl.key.password=abc\\u12\n");
-    let out = run(
-        &cluster,
-        &[
-            "--command-config",
-            malformed.to_str().expect("path"),
-            "--group",
-            &group,
-            "describe",
-            "--topic",
-            &topic,
-        ],
+    let out = with_config(
+        Some(&cluster),
+        &malformed,
+        &group,
+        &["describe", "--topic", &topic],
     );
     let out = fails(
         out,
@@ -1452,27 +1442,18 @@ fn command_config_reaches_the_secured_cluster_and_prints_no_secret() {
         )
     };
     let config = temp_file("secure.properties", &properties(kafka_password));
-    let config = config.to_str().expect("path");
-    let reset = ok(raw(&[
-        "--command-config",
-        config,
-        "--group",
+    let reset = ok(with_config(
+        None,
+        &config,
         &group,
-        "reset",
-        "--topic",
-        &topic,
-        "--to-latest",
-        "--execute",
-    ]));
-    let described = ok(raw(&[
-        "--command-config",
-        config,
-        "--group",
+        &["reset", "--topic", &topic, "--to-latest", "--execute"],
+    ));
+    let described = ok(with_config(
+        None,
+        &config,
         &group,
-        "describe",
-        "--topic",
-        &topic,
-    ]));
+        &["describe", "--topic", &topic],
+    ));
     assert_eq!(
         rows(&described.stdout),
         vec![
@@ -1483,15 +1464,7 @@ fn command_config_reaches_the_secured_cluster_and_prints_no_secret() {
 
     let wrong = temp_file("wrong.properties", &properties("Wrong-Cli-Secret-6"));
     let refused = fails(
-        raw(&[
-            "--command-config",
-            wrong.to_str().expect("path"),
-            "--group",
-            &group,
-            "describe",
-            "--topic",
-            &topic,
-        ]),
+        with_config(None, &wrong, &group, &["describe", "--topic", &topic]),
         1,
         "SASL SCRAM-SHA-256 login of user",
     );

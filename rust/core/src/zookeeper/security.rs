@@ -133,7 +133,11 @@ impl ZkSecurity {
                 "zookeeper.sasl.mechanism" => mechanism = Some(value.trim().to_string()),
                 "zookeeper.sasl.username" => username = Some(value.to_string()),
                 "zookeeper.sasl.password" => password = Some(value.to_string()),
-                "zookeeper.connect" => {}
+                "zookeeper.connect" => {
+                    return Err(Error::invalid(
+                        "zookeeper.connect is the connect string, not a security setting: give it as the builder's zookeeper(...) or the CLI's --zookeeper",
+                    ))
+                }
                 "zookeeper.ssl.client.enable"
                 | "zookeeper.ssl.truststore.location"
                 | "zookeeper.ssl.truststore.type"
@@ -324,7 +328,6 @@ mod tests {
     #[test]
     fn properties_are_read_and_secrets_masked() {
         let security = ZkSecurity::from_properties([
-            ("zookeeper.connect", "z:2181"),
             ("zookeeper.auth", "digest:alice:S3cret-pw"),
             ("zookeeper.acl", "creator"),
             ("zookeeper.sasl.username", "bob"),
@@ -405,6 +408,10 @@ mod tests {
             (
                 vec![("zookeeper.sasl.user", "x")],
                 "'zookeeper.sasl.user' is not a ZooKeeper setting",
+            ),
+            (
+                vec![("zookeeper.connect", "z:2181")],
+                "zookeeper.connect is the connect string",
             ),
         ] {
             let err = ZkSecurity::from_properties(properties)
