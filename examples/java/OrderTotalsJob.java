@@ -4,6 +4,7 @@
 //   spark-submit --class OrderTotalsJob --jars offsetkeeper_2.12-0.1.0.jar app.jar zk:2181 broker:9092 orders
 
 import io.offsetkeeper.OffsetKeeper; // CHANGED
+import io.offsetkeeper.spark.SparkOffsets; // CHANGED
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -45,7 +46,7 @@ public final class OrderTotalsJob {
             OffsetRange[] ranges = ((HasOffsetRanges) rdd.rdd()).offsetRanges();
             long orders = rdd.count();
             System.out.println("orders in this batch: " + orders);
-            keeper.commit(ranges); // CHANGED: one atomic ZooKeeper multi per batch
+            keeper.commit(SparkOffsets.untilOffsets(ranges)); // CHANGED: one atomic ZooKeeper multi per batch
         });
 
         ssc.start();

@@ -14,10 +14,9 @@ import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongFunction;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.spark.streaming.kafka010.OffsetRange;
 
 /**
- * Loads a Spark Streaming job's Kafka offsets from ZooKeeper
+ * Loads a Spark Streaming job's (or any Kafka consumer's) offsets from ZooKeeper
  * ({@code /consumers/<group>/offsets/<topic>/<partition>}), validated against the brokers'
  * current [earliest, latest] range, and commits each batch's offsets in one atomic ZooKeeper
  * multi.
@@ -29,8 +28,13 @@ import org.apache.spark.streaming.kafka010.OffsetRange;
  *         .build();
  * Map<TopicPartition, Long> offsets = keeper.load(topics);
  * // ConsumerStrategies.Subscribe(topics, kafkaParams, offsets), then in foreachRDD:
- * keeper.commit(((HasOffsetRanges) rdd.rdd()).offsetRanges());
+ * keeper.commit(SparkOffsets.untilOffsets(((HasOffsetRanges) rdd.rdd()).offsetRanges()));
  * }</pre>
+ *
+ * <p>This class needs kafka-clients only, no Spark class: a job outside Spark commits its next
+ * offsets with {@link #commit(Map)}. Spark's {@code OffsetRange}s become such a map with
+ * {@link io.offsetkeeper.spark.SparkOffsets#untilOffsets}; Scala jobs have
+ * {@code io.offsetkeeper.spark.SparkOffsetKeeper}.
  *
  * <p>Thread-safe. {@link Serializable} with its configuration only, because Spark serializes
  * {@code foreachRDD} closures when checkpointing is on: the native engine is opened on first
@@ -160,28 +164,11 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     }
 
     /**
-     * Commits a batch's {@code untilOffset}s (the next offsets to read), all or nothing. Empty
-     * input does nothing.
+     * Commits next offsets to read, all or nothing. Empty input does nothing. A Spark batch's
+     * offsets are {@code SparkOffsets.untilOffsets(ranges)}.
      *
-     * @param ranges {@code ((HasOffsetRanges) rdd).offsetRanges()}
-     * @throws CommitConflictException when another writer changed a partition since this keeper
-     *     last saw it (fencing); nothing was written
-     */
-    public CommitResult commit(OffsetRange[] ranges) {
-        require(ranges, "ranges");
-        Batch batch = new Batch(ranges.length);
-        for (int i = 0; i < ranges.length; i++) {
-            OffsetRange range = require(ranges[i], "ranges[" + i + "]");
-            batch.add(require(range.topic(), "ranges[" + i + "].topic"), range.partition(),
-                    range.untilOffset());
-        }
-        return commit(batch);
-    }
-
-    /**
-     * Commits next offsets to read, all or nothing. Empty input does nothing.
-     *
-     * @param offsets partition to the offset of the next record to read
+     * @param offsets partition to the offset of the next record to read (a Spark range's
+     *     {@code untilOffset})
      * @throws CommitConflictException when another writer changed a partition since this keeper
      *     last saw it (fencing); nothing was written
      */

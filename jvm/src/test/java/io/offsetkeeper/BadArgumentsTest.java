@@ -6,6 +6,7 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
+import io.offsetkeeper.spark.SparkOffsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
@@ -121,9 +122,11 @@ public class BadArgumentsTest {
         String group = TestCluster.unique("group");
         try (OffsetKeeper keeper = TestCluster.keeper(group)) {
             assertIllegal("offsets is null", () -> keeper.commit((Map<TopicPartition, Long>) null));
-            assertIllegal("ranges is null", () -> keeper.commit((OffsetRange[]) null));
-            assertIllegal("ranges[1] is null", () -> keeper.commit(
+            assertIllegal("ranges is null", () -> SparkOffsets.untilOffsets(null));
+            assertIllegal("ranges[1] is null", () -> SparkOffsets.untilOffsets(
                     new OffsetRange[] {OffsetRange.create(topic, 0, 0, 1), null}));
+            assertIllegal("ranges[0].topic is null", () -> SparkOffsets.untilOffsets(
+                    new OffsetRange[] {OffsetRange.create((String) null, 0, 0, 1)}));
             Map<TopicPartition, Long> nullValue = new HashMap<>();
             nullValue.put(tp(topic, 0), null);
             assertIllegal("offsets value of " + topic + "-0 is null", () -> keeper.commit(nullValue));
@@ -131,8 +134,9 @@ public class BadArgumentsTest {
             nullKey.put(null, 1L);
             assertIllegal("offsets key is null", () -> keeper.commit(nullKey));
             // Two ranges of one partition, as no Map can hold them.
-            assertIllegal("appears twice", () -> keeper.commit(new OffsetRange[] {
-                OffsetRange.create(topic, 0, 0, 1), OffsetRange.create(topic, 0, 1, 2)}));
+            assertIllegal("appears twice, in ranges[0] and ranges[2]", () -> keeper.commit(
+                    SparkOffsets.untilOffsets(new OffsetRange[] {OffsetRange.create(topic, 0, 0, 1),
+                        OffsetRange.create(topic, 1, 0, 1), OffsetRange.create(topic, 0, 1, 2)})));
         }
         assertFalse(TestCluster.exists("/consumers/" + group));
 
@@ -158,7 +162,7 @@ public class BadArgumentsTest {
                 () -> keeper.loadWithReport(Collections.singleton(topic)),
                 () -> keeper.lag(Collections.singleton(topic)),
                 () -> keeper.commit(Collections.singletonMap(tp(topic, 0), 1L)),
-                () -> keeper.commit(new OffsetRange[0]));
+                () -> keeper.commit(SparkOffsets.untilOffsets(new OffsetRange[0])));
         for (ThrowingRunnable call : calls) {
             IllegalStateException e = assertThrows(IllegalStateException.class, call);
             assertTrue(e.getMessage(), e.getMessage().contains("closed"));

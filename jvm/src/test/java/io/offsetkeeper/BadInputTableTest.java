@@ -6,6 +6,7 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
+import io.offsetkeeper.spark.SparkOffsets;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -142,7 +143,7 @@ public class BadInputTableTest {
     private static String[] commitWith(String group, OffsetRange... ranges) {
         return throwing(() -> {
             try (OffsetKeeper keeper = TestCluster.keeper(group)) {
-                keeper.commit(ranges);
+                keeper.commit(SparkOffsets.untilOffsets(ranges));
             }
         });
     }

@@ -5,6 +5,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
+import io.offsetkeeper.spark.SparkOffsets;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
@@ -67,7 +68,7 @@ public class RoundTripTest {
         try (OffsetKeeper keeper = TestCluster.keeper(group)) {
             OffsetRange[] ranges = {OffsetRange.create(topic, 0, 0, 12),
                 OffsetRange.create(topic, 1, 3, 20)};
-            assertEquals(2, keeper.commit(ranges).written());
+            assertEquals(2, keeper.commit(SparkOffsets.untilOffsets(ranges)).written());
             assertEquals("12", TestCluster.readOffset(group, topic, 0));
             assertEquals("20", TestCluster.readOffset(group, topic, 1));
             assertEquals(Long.valueOf(12), keeper.load(Collections.singleton(topic)).get(tp(topic, 0)));
@@ -99,7 +100,7 @@ public class RoundTripTest {
         params.put("bootstrap.servers", "127.0.0.1:1");
         try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper("127.0.0.1:1").group("g")
                 .kafkaParams(params).build()) {
-            assertEquals(0, keeper.commit(new OffsetRange[0]).written());
+            assertEquals(0, keeper.commit(SparkOffsets.untilOffsets(new OffsetRange[0])).written());
             assertEquals(0, keeper.commit(Collections.<TopicPartition, Long>emptyMap()).requests());
         }
     }

@@ -31,8 +31,11 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
   /** The same offsets with what was stored and why each was chosen; `toString` is a table. */
   def loadWithReport(topics: Iterable[String]): LoadReport = keeper.loadWithReport(javaTopics(topics))
 
-  /** Commits the batch's `untilOffset`s, all or nothing; an empty array does nothing. */
-  def commit(ranges: Array[OffsetRange]): CommitResult = keeper.commit(ranges)
+  /**
+   * Commits the batch's `untilOffset`s, all or nothing; an empty array does nothing. A partition
+   * named by two ranges is refused (see [[SparkOffsets.untilOffsets]]).
+   */
+  def commit(ranges: Array[OffsetRange]): CommitResult = keeper.commit(SparkOffsets.untilOffsets(ranges))
 
   /** Committed offset, range and lag of every partition of the topics. */
   def lag(topics: Iterable[String]): Seq[PartitionLag] = {

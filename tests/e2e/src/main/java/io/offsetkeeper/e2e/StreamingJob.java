@@ -2,6 +2,7 @@ package io.offsetkeeper.e2e;
 
 import io.offsetkeeper.LoadReport;
 import io.offsetkeeper.OffsetKeeper;
+import io.offsetkeeper.spark.SparkOffsets;
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -195,7 +196,7 @@ public final class StreamingJob {
                     return;
                 }
                 if (keeper != null) {
-                    keeper.commit(ranges);
+                    keeper.commit(SparkOffsets.untilOffsets(ranges));
                 }
             });
             ssc.start();
