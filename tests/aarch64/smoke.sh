@@ -157,7 +157,7 @@ if [ "$MODE" = no-library ]; then
   [ -z "$size" ] || die "$JAR carries $RESOURCE, but --no-library expects it absent"
   args=(no-library)
 else
-  [ -n "$size" ] || die "$JAR has no $RESOURCE: build it for aarch64 and pass --library, or use a jar that carries it"
+  [ -n "$size" ] || die "$JAR has no $RESOURCE: build the library for aarch64 and pass --library (gradle: -Paarch64Library=SO), or use a jar that carries it"
   log "$JAR carries $RESOURCE ($size bytes)"
   [ -f "$CLUSTER_ENV" ] || die "no cluster env at '$CLUSTER_ENV' (gradle clusterStart writes build/cluster/cluster.env)"
   # shellcheck source=/dev/null

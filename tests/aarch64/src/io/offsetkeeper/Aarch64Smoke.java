@@ -34,11 +34,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class Aarch64Smoke {
     private static final String RESOURCE = "native/linux-aarch64/liboffsetkeeper_jni.so";
     private static int passed;
+    private static final long START = System.nanoTime();
 
     private Aarch64Smoke() {}
 
     public static void main(String[] args) {
-        long start = System.nanoTime();
         try {
             checkPlatform();
             if (args.length == 1 && args[0].equals("no-library")) {
@@ -57,14 +57,14 @@ public final class Aarch64Smoke {
             System.exit(1);
         }
         System.out.printf("aarch64 smoke: %d passed, 0 failed (%.1f s in the JVM)%n", passed,
-                (System.nanoTime() - start) / 1e9);
+                (System.nanoTime() - START) / 1e9);
         System.out.flush();
         System.exit(0);
     }
 
     private static void ok(String what) {
         passed++;
-        System.out.println("ok " + what);
+        System.out.printf("ok %s [%.1f s]%n", what, (System.nanoTime() - START) / 1e9);
         System.out.flush();
     }
 
