@@ -68,7 +68,7 @@ case "$KIND" in
     # A published release is cached in the local repository: drop it, so this run takes the
     # artifact just published.
     rm -rf "$CACHE/m2/io/offsetkeeper"
-    mvn -B -q -Dmaven.repo.local="$CACHE/m2" -Doffsetkeeper.repo="$REPO_URL" \
+    mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" -Doffsetkeeper.repo="$REPO_URL" \
       -Doffsetkeeper.version="$VERSION" -Dzookeeper="$OFFSETKEEPER_ZK" \
       -Dbootstrap="$OFFSETKEEPER_BOOTSTRAP" compile exec:exec | tee "$WORK/output.txt"
     ;;
@@ -80,5 +80,5 @@ case "$KIND" in
   *) die "unknown consumer $KIND; one of sbt, maven, gradle" ;;
 esac
 
-grep -q "^CONSUMER OK $KIND " "$WORK/output.txt" || die "$KIND consumer printed no CONSUMER OK line"
+grep -q "CONSUMER OK $KIND " "$WORK/output.txt" || die "$KIND consumer printed no CONSUMER OK line"
 echo "consumers/run.sh: $KIND consumer passed in $(( $(date +%s) - started )) s"

@@ -33,10 +33,12 @@ object ConsumerJob {
     val config = new java.util.HashMap[String, AnyRef]
     config.put("bootstrap.servers", bootstrap)
     val admin = Admin.create(config)
-    try admin.createTopics(Collections.singleton(new NewTopic(topic, 1, 1.toShort))).all().get()
-    finally admin.close()
+    try {
+      admin.createTopics(Collections.singleton(new NewTopic(topic, 1, 1.toShort))).all().get()
+    } finally admin.close()
     val producer = new KafkaProducer[String, String](config, new StringSerializer, new StringSerializer)
-    try (0 until 5).foreach(i => producer.send(new ProducerRecord(topic, Integer.valueOf(0), null: String, s"record $i")).get())
-    finally producer.close()
+    try {
+      for (i <- 0 until 5) producer.send(new ProducerRecord(topic, Integer.valueOf(0), null: String, s"record $i")).get()
+    } finally producer.close()
   }
 }
