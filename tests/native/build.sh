@@ -25,8 +25,16 @@ case "$what" in
     source tests/native/toolchain.sh
     package=offsetkeeper-jni
     [ "$what" = cli ] && package=offsetkeeper-cli
-    # librdkafka (the CLI's) is built by CMake, which cargo-zigbuild points at zig through
-    # CMAKE_TOOLCHAIN_FILE_<triple>; every other C part (aws-lc, zlib) through CC_<triple>.
+    # cargo-zigbuild gives the C parts zig for the target through CC_<triple> (aws-lc, zlib).
+    # librdkafka's ./configure (the CLI's) reads only CC, CXX and AR: zig for the target too,
+    # and the host's compiler kept for host code through HOST_CC / HOST_CXX. Set for the JNI
+    # library as well: build scripts that watch these variables (aws-lc-sys) then see the same
+    # values in both builds and do not build again.
+    export CC="$ZIGBUILD_HOME/bin/zigcc-$arch-$GLIBC_FLOOR" CXX="$ZIGBUILD_HOME/bin/zigcxx-$arch-$GLIBC_FLOOR"
+    export AR="$ZIGBUILD_HOME/bin/zigar" RANLIB="$ZIGBUILD_HOME/bin/zigranlib"
+    export HOST_CC="${HOST_CC:-cc}" HOST_CXX="${HOST_CXX:-c++}" HOST_AR="${HOST_AR:-ar}"
+    # zig's glibc headers declare C11 threads for glibc 2.17 too (see the header's comment).
+    export CFLAGS="-I$PWD/tests/native/glibc-$GLIBC_FLOOR-include${CFLAGS:+ $CFLAGS}"
     set -x
     exec cargo zigbuild --release --locked -p "$package" --target "$triple.$GLIBC_FLOOR"
     ;;

@@ -10,6 +10,7 @@ set -euo pipefail
 
 ZIGLANG_VERSION=0.15.2
 CARGO_ZIGBUILD_VERSION=0.24.1
+GLIBC_FLOOR="${GLIBC_FLOOR:-2.17}"
 RUST_TARGETS=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu)
 
 tools_root="${OFFSETKEEPER_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/offsetkeeper/tools}"
@@ -40,6 +41,25 @@ if [ ! -x "$ZIGBUILD_HOME/bin/cargo-zigbuild" ] || [ ! -x "$ZIGBUILD_HOME/bin/zi
   done
   sed -i "s|$staging|$ZIGBUILD_HOME|g" "$ZIGBUILD_HOME/pyvenv.cfg" "$ZIGBUILD_HOME"/bin/activate* 2>/dev/null || true
 fi
+
+# Plain compiler commands for build systems that take only CC/CXX/AR (librdkafka's ./configure):
+# zig for one target and the glibc floor. Rewritten when missing, so older installs get them.
+for arch in x86_64 aarch64; do
+  for tool in cc c++; do
+    wrapper="$ZIGBUILD_HOME/bin/zig${tool/c++/cxx}-$arch-$GLIBC_FLOOR"
+    if [ ! -x "$wrapper" ]; then
+      printf '#!/bin/sh\nexec "%s" %s -target %s-linux-gnu.%s "$@"\n' \
+        "$ZIGBUILD_HOME/bin/zig" "$tool" "$arch" "$GLIBC_FLOOR" > "$wrapper.tmp"
+      chmod +x "$wrapper.tmp" && mv "$wrapper.tmp" "$wrapper"
+    fi
+  done
+done
+for tool in ar ranlib; do
+  if [ ! -x "$ZIGBUILD_HOME/bin/zig$tool" ]; then
+    printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$ZIGBUILD_HOME/bin/zig" "$tool" > "$ZIGBUILD_HOME/bin/zig$tool.tmp"
+    chmod +x "$ZIGBUILD_HOME/bin/zig$tool.tmp" && mv "$ZIGBUILD_HOME/bin/zig$tool.tmp" "$ZIGBUILD_HOME/bin/zig$tool"
+  fi
+done
 
 installed="$(rustup target list --installed)"
 for target in "${RUST_TARGETS[@]}"; do
