@@ -43,22 +43,23 @@ if [ ! -x "$ZIGBUILD_HOME/bin/cargo-zigbuild" ] || [ ! -x "$ZIGBUILD_HOME/bin/zi
 fi
 
 # Plain compiler commands for build systems that take only CC/CXX/AR (librdkafka's ./configure):
-# zig for one target and the glibc floor. Rewritten when missing, so older installs get them.
+# zig for one target and the glibc floor. `zig cc -target <arch>-linux-gnu.2.17 --version` fails
+# (zig 0.15.2: "version '.2.17' in target triple ... is invalid"), and ./configure then falls
+# back to the host's gcc, so --version goes to zig without the target. Rewritten every time.
 for arch in x86_64 aarch64; do
   for tool in cc c++; do
     wrapper="$ZIGBUILD_HOME/bin/zig${tool/c++/cxx}-$arch-$GLIBC_FLOOR"
-    if [ ! -x "$wrapper" ]; then
-      printf '#!/bin/sh\nexec "%s" %s -target %s-linux-gnu.%s "$@"\n' \
-        "$ZIGBUILD_HOME/bin/zig" "$tool" "$arch" "$GLIBC_FLOOR" > "$wrapper.tmp"
-      chmod +x "$wrapper.tmp" && mv "$wrapper.tmp" "$wrapper"
-    fi
+    cat > "$wrapper.tmp" <<WRAPPER
+#!/bin/sh
+case " \$* " in *" --version "*) exec "$ZIGBUILD_HOME/bin/zig" $tool "\$@" ;; esac
+exec "$ZIGBUILD_HOME/bin/zig" $tool -target $arch-linux-gnu.$GLIBC_FLOOR "\$@"
+WRAPPER
+    chmod +x "$wrapper.tmp" && mv "$wrapper.tmp" "$wrapper"
   done
 done
 for tool in ar ranlib; do
-  if [ ! -x "$ZIGBUILD_HOME/bin/zig$tool" ]; then
-    printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$ZIGBUILD_HOME/bin/zig" "$tool" > "$ZIGBUILD_HOME/bin/zig$tool.tmp"
-    chmod +x "$ZIGBUILD_HOME/bin/zig$tool.tmp" && mv "$ZIGBUILD_HOME/bin/zig$tool.tmp" "$ZIGBUILD_HOME/bin/zig$tool"
-  fi
+  printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$ZIGBUILD_HOME/bin/zig" "$tool" > "$ZIGBUILD_HOME/bin/zig$tool.tmp"
+  chmod +x "$ZIGBUILD_HOME/bin/zig$tool.tmp" && mv "$ZIGBUILD_HOME/bin/zig$tool.tmp" "$ZIGBUILD_HOME/bin/zig$tool"
 done
 
 installed="$(rustup target list --installed)"
