@@ -46,13 +46,13 @@ fi
 # zig for one target and the glibc floor. `zig cc -target <arch>-linux-gnu.2.17 --version` fails
 # (zig 0.15.2: "version '.2.17' in target triple ... is invalid"), and ./configure then falls
 # back to the host's gcc, so --version goes to zig without the target. Rewritten every time.
-for arch in x86_64 aarch64; do
+for zig_arch in x86_64 aarch64; do
   for tool in cc c++; do
-    wrapper="$ZIGBUILD_HOME/bin/zig${tool/c++/cxx}-$arch-$GLIBC_FLOOR"
+    wrapper="$ZIGBUILD_HOME/bin/zig${tool/c++/cxx}-$zig_arch-$GLIBC_FLOOR"
     cat > "$wrapper.tmp" <<WRAPPER
 #!/bin/sh
 case " \$* " in *" --version "*) exec "$ZIGBUILD_HOME/bin/zig" $tool "\$@" ;; esac
-exec "$ZIGBUILD_HOME/bin/zig" $tool -target $arch-linux-gnu.$GLIBC_FLOOR "\$@"
+exec "$ZIGBUILD_HOME/bin/zig" $tool -target $zig_arch-linux-gnu.$GLIBC_FLOOR "\$@"
 WRAPPER
     chmod +x "$wrapper.tmp" && mv "$wrapper.tmp" "$wrapper"
   done
