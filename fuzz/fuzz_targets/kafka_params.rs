@@ -1,4 +1,4 @@
-//! The translation of a job's `kafkaParams` into librdkafka settings, and the policy names:
+//! The translation of a job's `kafkaParams` into the engine's Kafka settings (librdkafka's key names), and the policy names:
 //! never a panic; a translation that succeeds has bootstrap servers, the fixed settings and an
 //! isolation level; secret values are masked in Debug output and redacted from messages.
 #![no_main]

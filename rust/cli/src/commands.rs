@@ -21,6 +21,7 @@ use crate::files::{
     detect_format, format_csv, format_zk_lines, parse_csv, parse_properties, parse_zk_lines, Entry,
     OffsetFormat,
 };
+use crate::migrate::ConsumerGroups;
 use crate::output::{json_string, Json, Rows};
 use crate::plan::{delta, lag, plan, Planned, Status, Target};
 use crate::{emit, reason, Failure};
@@ -114,6 +115,15 @@ impl Context {
     }
 
     fn with_kafka(&self, command: &str) -> Result<OffsetKeeper, Failure> {
+        let mut config = KeeperConfig::new(self.zookeeper.clone(), self.kafka_settings(command)?);
+        config.kafka_timeout = self.timeout;
+        // An operator's tool: it never takes a running job's partitions.
+        config.ownership.enabled = false;
+        Ok(OffsetKeeper::open(config)?)
+    }
+
+    /// The Kafka settings of the command line and the command config; the brokers are required.
+    fn kafka_settings(&self, command: &str) -> Result<KafkaSettings, Failure> {
         let has_bootstrap = self
             .kafka_params
             .iter()
@@ -123,16 +133,11 @@ impl Context {
                 "{command} needs the Kafka brokers: give --bootstrap-servers (or bootstrap.servers in --command-config)"
             )));
         }
-        let kafka = KafkaSettings::from_params(
+        Ok(KafkaSettings::from_params(
             self.kafka_params
                 .iter()
                 .map(|(key, value)| (key.as_str(), value.as_str())),
-        )?;
-        let mut config = KeeperConfig::new(self.zookeeper.clone(), kafka);
-        config.kafka_timeout = self.timeout;
-        // An operator's tool: it never takes a running job's partitions.
-        config.ownership.enabled = false;
-        Ok(OffsetKeeper::open(config)?)
+        )?)
     }
 }
 
@@ -521,16 +526,18 @@ fn migrate(cx: &Context, args: MigrateArgs) -> Outcome {
     let kafka_group = args.kafka_group.as_deref().unwrap_or(group);
     check_name("group", kafka_group).map_err(|err| Failure::usage(reason(err)))?;
     let keeper = cx.with_kafka("migrate")?;
+    let groups = ConsumerGroups::new(cx.kafka_settings("migrate")?, cx.timeout);
     if args.to_kafka {
-        migrate_to_kafka(cx, &keeper, group, kafka_group, &args)
+        migrate_to_kafka(cx, &keeper, &groups, group, kafka_group, &args)
     } else {
-        migrate_from_kafka(cx, &keeper, group, kafka_group, &args)
+        migrate_from_kafka(cx, &keeper, &groups, group, kafka_group, &args)
     }
 }
 
 fn migrate_to_kafka(
     cx: &Context,
     keeper: &OffsetKeeper,
+    groups: &ConsumerGroups,
     group: &str,
     kafka_group: &str,
     args: &MigrateArgs,
@@ -559,8 +566,8 @@ fn migrate_to_kafka(
         )));
     }
     let partitions: Vec<TopicPartition> = usable.iter().map(|(tp, _, _)| tp.clone()).collect();
-    let current: HashMap<TopicPartition, Option<i64>> = keeper
-        .kafka_group_offsets(kafka_group, &partitions)?
+    let current: HashMap<TopicPartition, Option<i64>> = groups
+        .committed(kafka_group, &partitions)?
         .into_iter()
         .collect();
     let mut rows = Rows::new(&[
@@ -586,7 +593,7 @@ fn migrate_to_kafka(
     if args.execute {
         let offsets: Vec<(TopicPartition, i64)> =
             usable.iter().map(|(tp, o, _)| (tp.clone(), *o)).collect();
-        keeper.commit_kafka_group_offsets(kafka_group, &offsets)?;
+        groups.commit(kafka_group, &offsets)?;
         eprintln!(
             "committed {} offset(s) of ZooKeeper group '{group}' to Kafka group '{kafka_group}'",
             offsets.len()
@@ -600,6 +607,7 @@ fn migrate_to_kafka(
 fn migrate_from_kafka(
     cx: &Context,
     keeper: &OffsetKeeper,
+    groups: &ConsumerGroups,
     group: &str,
     kafka_group: &str,
     args: &MigrateArgs,
@@ -611,8 +619,8 @@ fn migrate_from_kafka(
     };
     let partitions = keeper.partitions(&topic_names(&specs))?;
     let partitions = select(partitions, &specs, |tp| tp, "on the brokers")?;
-    let committed: Vec<(TopicPartition, i64)> = keeper
-        .kafka_group_offsets(kafka_group, &partitions)?
+    let committed: Vec<(TopicPartition, i64)> = groups
+        .committed(kafka_group, &partitions)?
         .into_iter()
         .filter_map(|(tp, offset)| offset.map(|o| (tp, o)))
         .collect();

@@ -6,6 +6,7 @@ mod args;
 mod commands;
 mod datetime;
 mod files;
+mod migrate;
 mod output;
 mod plan;
 

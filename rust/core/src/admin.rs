@@ -5,7 +5,6 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::error::{Error, Result};
-use crate::keeper::check_commit;
 use crate::names::check_name;
 use crate::runtime::runtime;
 use crate::validate::{PartitionRange, Stored};
@@ -241,27 +240,6 @@ impl OffsetKeeper {
             self.brokers()?
                 .offsets_for_timestamp(partitions, timestamp_ms),
         )
-    }
-
-    /// The offsets a Kafka consumer group committed to Kafka itself, in the order given; `None`
-    /// where it committed none.
-    pub fn kafka_group_offsets(
-        &self,
-        group: &str,
-        partitions: &[TopicPartition],
-    ) -> Result<Vec<(TopicPartition, Option<i64>)>> {
-        self.brokers()?.group_offsets(group, partitions)
-    }
-
-    /// Commits offsets to a Kafka consumer group (`__consumer_offsets`). Refused while the
-    /// group has active members, and for the same bad input as [`OffsetKeeper::commit`].
-    pub fn commit_kafka_group_offsets(
-        &self,
-        group: &str,
-        offsets: &[(TopicPartition, i64)],
-    ) -> Result<()> {
-        check_commit(group, offsets)?;
-        self.brokers()?.commit_group_offsets(group, offsets)
     }
 
     fn layout<'a>(&'a self, group: &'a str) -> GroupLayout<'a> {

@@ -493,8 +493,10 @@ fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Refuses illegal names, negative partitions or offsets and duplicate partitions.
-pub(crate) fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
+/// Refuses illegal names, negative partitions or offsets and duplicate partitions: the input
+/// checks of [`OffsetKeeper::commit`], for callers that write offsets elsewhere (the CLI's
+/// `migrate` to a Kafka consumer group).
+pub fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
     check_name("group", group)?;
     let mut seen: FastMap<&TopicPartition, i64> = FastMap::default();
     seen.reserve(offsets.len());

@@ -24,7 +24,7 @@ pub use admin::{GroupSummary, Surveyed};
 pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
 pub use keeper::{
-    decide, CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, Ownership,
+    check_commit, decide, CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, Ownership,
     PartitionReport,
 };
 pub use validate::{

@@ -119,10 +119,10 @@ fn groups_listing_and_topic_deletion_need_only_zookeeper() {
 }
 
 #[test]
-fn offsets_for_a_timestamp_and_kafka_group_offsets() {
+fn offsets_for_a_timestamp() {
     let cluster = cluster();
     let kafka = Kafka::new(&cluster);
-    let (group, topic) = (unique("g"), unique("times"));
+    let topic = unique("times");
     kafka.create_topic(&topic, 1);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -143,22 +143,5 @@ fn offsets_for_a_timestamp_and_kafka_group_offsets() {
         assert_eq!(found.get(&partitions[0]), Some(&expected), "{at}");
     }
     assert!(keeper.offsets_for_timestamp(&partitions, -5).is_err());
-
-    assert_eq!(
-        keeper.kafka_group_offsets(&group, &partitions).unwrap(),
-        vec![(tp(&topic, 0), None)]
-    );
-    keeper
-        .commit_kafka_group_offsets(&group, &[(tp(&topic, 0), 2)])
-        .unwrap();
-    assert_eq!(
-        keeper.kafka_group_offsets(&group, &partitions).unwrap(),
-        vec![(tp(&topic, 0), Some(2))]
-    );
-    assert_eq!(kafka.group_offsets(&group, &topic, &[0]), vec![Some(2)]);
-    let message = keeper
-        .commit_kafka_group_offsets(&group, &[(tp(&topic, 0), -1)])
-        .unwrap_err()
-        .to_string();
-    assert!(message.contains("offset -1"), "{message}");
+    // Kafka consumer groups (`migrate`) are the CLI's: rust/cli/src/migrate.rs and its tests.
 }

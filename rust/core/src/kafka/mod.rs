@@ -2,10 +2,11 @@
 //!
 //! Metadata and ListOffsets go over offsetkeeper's own connections (`protocol`, `connection`):
 //! one Metadata request for all the topics of a load, and one ListOffsets request per leader
-//! for each side, both sides at once. librdkafka's `offsets_for_times` matches answers to
-//! requests by linear search, O(n²) in the partitions of a call: at 1,000 partitions it spent
-//! 6.7-12 ms, a third of it in `strcmp` (perf), where the requests themselves take about 1 ms.
-//! librdkafka stays for what needs a consumer group (the CLI's `migrate`).
+//! for each side, both sides at once. librdkafka's `offsets_for_times`, used before, matches
+//! answers to requests by linear search, O(n²) in the partitions of a call: at 1,000 partitions
+//! it spent 6.7-12 ms, a third of it in `strcmp` (perf), where the requests themselves take
+//! about 1 ms. The engine does not link librdkafka: only the CLI's `migrate`, which needs a
+//! consumer group, does (`rust/cli/src/migrate.rs`).
 
 pub mod connection;
 pub mod params;
@@ -18,14 +19,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::{Offset, TopicPartitionList};
-
 use crate::error::{Error, Result};
 use crate::fast_hash::{FastMap, FastSet};
-use crate::names::check_name;
 use crate::validate::PartitionRange;
 use crate::TopicPartition;
 use connection::{CallError, Connection};
@@ -520,108 +515,6 @@ impl Brokers {
             &format!("{what}: {} (error {code})", protocol::error_name(code)),
         )
     }
-
-    /// The offsets a Kafka consumer group committed (`__consumer_offsets`) for the partitions;
-    /// `None` where it committed none.
-    pub fn group_offsets(
-        &self,
-        group: &str,
-        partitions: &[TopicPartition],
-    ) -> Result<Vec<(TopicPartition, Option<i64>)>> {
-        check_name("group", group)?;
-        if partitions.is_empty() {
-            return Ok(Vec::new());
-        }
-        let consumer = create_consumer(&self.settings, Some(group))?;
-        let mut request = TopicPartitionList::with_capacity(partitions.len());
-        for tp in partitions {
-            request.add_partition(&tp.topic, tp.partition);
-        }
-        let reply = consumer
-            .committed_offsets(request, self.timeout)
-            .map_err(|err| self.error("fetch group offsets", err))?;
-        let mut committed: HashMap<TopicPartition, Option<i64>> = HashMap::new();
-        for element in reply.elements() {
-            let tp = TopicPartition::new(element.topic(), element.partition());
-            if let Err(err) = element.error() {
-                return Err(self.error_at("fetch group offsets", &tp, err));
-            }
-            let offset = match element.offset() {
-                Offset::Offset(offset) if offset >= 0 => Some(offset),
-                _ => None,
-            };
-            committed.insert(tp, offset);
-        }
-        Ok(partitions
-            .iter()
-            .map(|tp| (tp.clone(), committed.get(tp).copied().flatten()))
-            .collect())
-    }
-
-    /// Commits offsets for a Kafka consumer group, as a consumer outside the group does. The
-    /// brokers accept it only while the group has no active member, so that is checked first.
-    pub fn commit_group_offsets(
-        &self,
-        group: &str,
-        offsets: &[(TopicPartition, i64)],
-    ) -> Result<()> {
-        check_name("group", group)?;
-        if offsets.is_empty() {
-            return Ok(());
-        }
-        let consumer = create_consumer(&self.settings, Some(group))?;
-        let groups = consumer
-            .fetch_group_list(Some(group), self.timeout)
-            .map_err(|err| self.error("describe group", err))?;
-        if let Some(info) = groups.groups().iter().find(|g| g.name() == group) {
-            if !info.members().is_empty() {
-                return Err(Error::Kafka {
-                    operation: "commit group offsets",
-                    bootstrap: self.settings.bootstrap.clone(),
-                    message: format!(
-                        "group '{group}' has {} active member(s) (state {}); stop its consumers first",
-                        info.members().len(),
-                        info.state()
-                    ),
-                });
-            }
-        }
-        let mut request = TopicPartitionList::with_capacity(offsets.len());
-        for (tp, offset) in offsets {
-            request
-                .add_partition_offset(&tp.topic, tp.partition, Offset::Offset(*offset))
-                .map_err(|err| self.error("commit group offsets", err))?;
-        }
-        consumer
-            .commit(&request, CommitMode::Sync)
-            .map_err(|err| self.error("commit group offsets", err))
-    }
-
-    fn error(&self, operation: &'static str, err: KafkaError) -> Error {
-        if err.rdkafka_error_code() == Some(RDKafkaErrorCode::OperationTimedOut) {
-            return Error::Timeout {
-                server: format!("Kafka at {}", self.settings.bootstrap),
-                operation,
-                after: self.timeout,
-            };
-        }
-        self.failed(operation, &err.to_string())
-    }
-
-    fn error_at(&self, operation: &'static str, tp: &TopicPartition, err: KafkaError) -> Error {
-        match self.error(operation, err) {
-            Error::Kafka {
-                operation,
-                bootstrap,
-                message,
-            } => Error::Kafka {
-                operation,
-                bootstrap,
-                message: format!("{tp}: {message}"),
-            },
-            other => other,
-        }
-    }
 }
 
 impl ClusterView {
@@ -695,26 +588,6 @@ fn bootstrap_addresses(bootstrap: &str) -> Result<Vec<String>> {
         )));
     }
     Ok(addresses)
-}
-
-/// A consumer with the user's settings that never subscribes; with `group`, it can read and
-/// commit that group's offsets.
-fn create_consumer(settings: &KafkaSettings, group: Option<&str>) -> Result<BaseConsumer> {
-    let mut config = ClientConfig::new();
-    for (key, value) in &settings.settings {
-        if !params::JAVA_ONLY_KEYS.contains(&key.as_str()) {
-            config.set(key, value);
-        }
-    }
-    if let Some(group) = group {
-        config.set("group.id", group);
-    }
-    config.create().map_err(|err| {
-        Error::invalid(format!(
-            "Kafka client settings were refused: {}",
-            settings.redact(&err.to_string())
-        ))
-    })
 }
 
 #[cfg(test)]

@@ -1,9 +1,13 @@
-//! Translation of a Spark job's `kafkaParams` (Java client keys) into librdkafka settings.
+//! Translation of a Spark job's `kafkaParams` (Java client keys) into the settings the
+//! engine's own Kafka connections read (`super::Brokers`, `super::security`). The keys keep
+//! librdkafka's names and meanings, so that the CLI's `migrate`, the one user of librdkafka
+//! (`rust/cli/src/migrate.rs`), hands the same settings to its consumer.
 
 use crate::error::{Error, Result};
 use crate::validate::OnMissing;
 
-/// Keys librdkafka understands with the same meaning as the Java client.
+/// Keys kept from the job's parameters: those librdkafka understands with the same meaning
+/// as the Java client, and the Java client's own that the engine's connections read.
 const PASSED_KEYS: &[&str] = &[
     "bootstrap.servers",
     "client.id",
@@ -36,7 +40,7 @@ const PASSED_KEYS: &[&str] = &[
     "ssl.curves.list",
     "ssl.sigalgs.list",
     "ssl.endpoint.identification.algorithm",
-    // The Java client's, read by offsetkeeper's own connections; librdkafka does not know them.
+    // The Java client's, read by the engine's own connections; librdkafka does not know them.
     "sasl.jaas.config",
     "ssl.truststore.location",
     "ssl.truststore.type",
@@ -44,7 +48,8 @@ const PASSED_KEYS: &[&str] = &[
     "ssl.keystore.type",
 ];
 
-/// Passed keys that only offsetkeeper's connections read: left out of librdkafka's settings.
+/// Passed keys that only the engine's connections read: a librdkafka client (the CLI's
+/// `migrate`) must leave them out.
 pub const JAVA_ONLY_KEYS: &[&str] = &[
     "sasl.jaas.config",
     "ssl.truststore.location",
@@ -53,11 +58,11 @@ pub const JAVA_ONLY_KEYS: &[&str] = &[
     "ssl.keystore.type",
 ];
 
-/// Settings offsetkeeper's consumer always uses: it never joins a group, never commits to
-/// Kafka and never creates a topic by asking for it. It connects to every broker it learns of
-/// at once: with sparse connections (librdkafka's default), the first request after the
-/// bootstrap metadata waits out a connection-suppression interval (reconnect.backoff.ms / 2,
-/// 50 ms by default), and a load asks every partition leader anyway.
+/// Settings for the CLI's librdkafka consumer (`migrate`), which the engine's connections do
+/// not read: it never commits on its own, never stores offsets and never creates a topic by
+/// asking for it, and it connects to every broker it learns of at once (with sparse
+/// connections, librdkafka's default, the first request after the bootstrap metadata waits out
+/// a connection-suppression interval, reconnect.backoff.ms / 2).
 const FIXED_SETTINGS: &[(&str, &str)] = &[
     ("enable.auto.commit", "false"),
     ("enable.auto.offset.store", "false"),
@@ -65,10 +70,10 @@ const FIXED_SETTINGS: &[(&str, &str)] = &[
     ("enable.sparse.connections", "false"),
 ];
 
-/// `kafkaParams` as librdkafka will get them.
+/// `kafkaParams` as the engine's connections read them (and a librdkafka client gets them).
 #[derive(Clone, PartialEq, Eq)]
 pub struct KafkaSettings {
-    /// Key-value pairs for librdkafka, fixed settings included.
+    /// Key-value pairs in librdkafka's names, fixed settings included.
     pub settings: Vec<(String, String)>,
     /// `bootstrap.servers`, kept for messages.
     pub bootstrap: String,
@@ -117,7 +122,9 @@ impl KafkaSettings {
                 settings.retain(|(existing, _)| existing != key);
                 settings.push((key.to_string(), value.to_string()));
             } else {
-                log::debug!("kafkaParams: '{key}' has no meaning for offsetkeeper's librdkafka consumer; dropped");
+                log::debug!(
+                    "kafkaParams: '{key}' has no meaning for offsetkeeper's Kafka client; dropped"
+                );
             }
         }
         let bootstrap = settings
@@ -132,7 +139,8 @@ impl KafkaSettings {
             })?;
         if !settings.iter().any(|(key, _)| key == "isolation.level") {
             // Spark's consumer reads uncommitted records; librdkafka defaults to read_committed,
-            // which would make "latest" the last stable offset.
+            // which would make "latest" the last stable offset. The engine's connections read
+            // uncommitted unless told otherwise too; the key says so to every client.
             settings.push(("isolation.level".into(), "read_uncommitted".into()));
         }
         settings.extend(

@@ -106,7 +106,9 @@ final class NativeLibrary {
             throw new UnsatisfiedLinkError("offsetkeeper has no native library for os.name="
                     + osName + ", os.arch=" + osArch + ": resource " + resource
                     + " is not on the class path (the offsetkeeper jar carries"
-                    + " native/linux-x86_64/liboffsetkeeper_jni.so); build one for this"
+                    + " native/linux-x86_64/liboffsetkeeper_jni.so and"
+                    + " native/linux-aarch64/liboffsetkeeper_jni.so, for glibc 2.17 and later);"
+                    + " build one for this"
                     + " platform and set -D" + OVERRIDE_PROPERTY + "=/path/to/" + fileName);
         }
         byte[] library;
