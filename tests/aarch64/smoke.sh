@@ -8,9 +8,6 @@
 #     --classpath CP      kafka-clients and slf4j-api, ':'-separated (required)
 #     --classes DIR       the compiled io.offsetkeeper.Aarch64Smoke (required)
 #     --cluster-env FILE  OFFSETKEEPER_ZK and OFFSETKEEPER_BOOTSTRAP (required for the full smoke)
-#     --library SO        an aarch64 liboffsetkeeper_jni.so to add to a copy of the jar under
-#                         native/linux-aarch64/ (for a jar built without it)
-#     --work DIR          where that copy goes (default: a temporary directory)
 #     --no-library        expect the jar to lack the aarch64 library and the loader to say so
 #     --setup-only        install the tools and the aarch64 JVM, check os.arch, and stop
 #
@@ -39,15 +36,13 @@ trap cleanup EXIT
 die() { echo "aarch64 smoke: $*" >&2; exit 1; }
 log() { echo "aarch64 smoke: $*" >&2; }
 
-JAR= CP= CLASSES= CLUSTER_ENV= LIBRARY= WORK= MODE=full
+JAR= CP= CLASSES= CLUSTER_ENV= MODE=full
 while [ $# -gt 0 ]; do
   case $1 in
     --jar) JAR=$2; shift 2 ;;
     --classpath) CP=$2; shift 2 ;;
     --classes) CLASSES=$2; shift 2 ;;
     --cluster-env) CLUSTER_ENV=$2; shift 2 ;;
-    --library) LIBRARY=$2; shift 2 ;;
-    --work) WORK=$2; shift 2 ;;
     --no-library) MODE=no-library; shift ;;
     --setup-only) MODE=setup; shift ;;
     *) die "unknown argument $1 (see the head of $0)" ;;
@@ -120,44 +115,12 @@ jar_entry() {
 z = zipfile.ZipFile(sys.argv[1])
 print(next((str(i.file_size) for i in z.infolist() if i.filename == sys.argv[2]), ""))' "$1" "$RESOURCE"
 }
-# is_aarch64_elf FILE: a 64-bit little-endian ELF with e_machine 183 (EM_AARCH64).
-is_aarch64_elf() {
-  python3 -c 'import sys
-h = open(sys.argv[1], "rb").read(20)
-sys.exit(0 if h[:4] == b"\x7fELF" and h[4] == 2 and h[5] == 1 and h[18:20] == b"\xb7\x00" else 1)' "$1"
-}
-
-if [ -n "$LIBRARY" ]; then
-  [ -f "$LIBRARY" ] || die "no library at '$LIBRARY' (--library)"
-  is_aarch64_elf "$LIBRARY" || die "$LIBRARY is not an aarch64 ELF library"
-  [ -n "$WORK" ] || { WORK=$(mktemp -d); CLEANUP+=("$WORK"); }
-  mkdir -p "$WORK/lib/native/linux-aarch64"
-  cp "$LIBRARY" "$WORK/lib/$RESOURCE"
-  copy=$WORK/$(basename "$JAR" .jar)-with-aarch64.jar
-  cp "$JAR" "$copy"
-  python3 - "$copy" "$WORK/lib" "$RESOURCE" <<'EOF'
-import sys, zipfile
-jar, root, entry = sys.argv[1:]
-with zipfile.ZipFile(jar) as z:
-    names = set(z.namelist())
-if entry in names:
-    sys.exit("%s already carries %s; drop --library" % (jar, entry))
-with zipfile.ZipFile(jar, "a", zipfile.ZIP_DEFLATED) as z:
-    for d in ("native/", "native/linux-aarch64/"):
-        if d not in names:
-            z.writestr(d, b"")
-    z.write(root + "/" + entry, entry)
-EOF
-  log "added $LIBRARY to a copy of the jar: $copy"
-  JAR=$copy
-fi
-
 size=$(jar_entry "$JAR")
 if [ "$MODE" = no-library ]; then
   [ -z "$size" ] || die "$JAR carries $RESOURCE, but --no-library expects it absent"
   args=(no-library)
 else
-  [ -n "$size" ] || die "$JAR has no $RESOURCE: build the library for aarch64 and pass --library (gradle: -Paarch64Library=SO), or use a jar that carries it"
+  [ -n "$size" ] || die "$JAR has no $RESOURCE (gradle :jvm:jar builds both platforms)"
   log "$JAR carries $RESOURCE ($size bytes)"
   [ -f "$CLUSTER_ENV" ] || die "no cluster env at '$CLUSTER_ENV' (gradle clusterStart writes build/cluster/cluster.env)"
   # shellcheck source=/dev/null
