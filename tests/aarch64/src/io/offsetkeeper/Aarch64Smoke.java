@@ -195,6 +195,7 @@ public final class Aarch64Smoke {
             admin.createTopics(Collections.singleton(new NewTopic(topic, partitions, (short) 1)))
                     .all().get();
         }
+        System.out.printf("created %s [%.1f s]%n", topic, (System.nanoTime() - START) / 1e9);
         Properties producerConfig = new Properties();
         producerConfig.putAll(kafka);
         producerConfig.put("acks", "all");
