@@ -533,7 +533,7 @@ impl ZkStore {
                 return Ok(client.clone());
             }
         }
-        let learned = self.learn_server_version().await?;
+        let (learned, warning) = self.learn_server_version().await?;
         let ServerVersion {
             major,
             minor,
@@ -560,6 +560,10 @@ impl ZkStore {
             Ok(Err(zk::Error::Timeout)) | Err(_) => return Err(self.timeout("connect")),
             Ok(Err(err)) => return Err(zk_error("connect", &self.config.connect, err)),
         };
+        // Warned only now: when no server is reachable, the connect error says enough.
+        if let Some(warning) = warning {
+            log::warn!("{warning}");
+        }
         log::info!(
             "ZooKeeper session 0x{:x} at {}: server version {learned}",
             client.session_id().0,
@@ -574,49 +578,51 @@ impl ZkStore {
     }
 
     /// The version requests are chosen for: `zookeeper.server.version`, else the servers'
-    /// lowest `srvr` answer, else the oldest protocol the connection can meet.
-    async fn learn_server_version(&self) -> Result<LearnedVersion> {
+    /// lowest `srvr` answer, else the oldest protocol the connection can meet; with the
+    /// warning to log once the session is open, when the version is assumed.
+    async fn learn_server_version(&self) -> Result<(LearnedVersion, Option<String>)> {
         if let Some(version) = self.config.server_version {
-            return Ok(LearnedVersion {
+            let learned = LearnedVersion {
                 version,
                 source: VersionSource::Configured,
-            });
+            };
+            return Ok((learned, None));
         }
         if self.config.security.tls.is_some() {
             // Not asked over TLS (it would need zookeeper-client's TLS settings again); TLS
-            // itself came with 3.5.1, so `Create2` is safe and the multi-read is not.
-            log::warn!(
-                "ZooKeeper over TLS: server version not asked; assuming {} (no multi-read). Set {} to the servers' version to use multi-reads",
-                ServerVersion::FIRST_WITH_TLS,
-                server_version::PROPERTY
-            );
-            return Ok(LearnedVersion {
+            // itself came with 3.5.1, so `Create2` is safe and the multi-read is not. The
+            // session's INFO line says the version is assumed; `zookeeper.server.version`
+            // enables multi-reads.
+            let learned = LearnedVersion {
                 version: ServerVersion::FIRST_WITH_TLS,
                 source: VersionSource::Assumed,
-            });
+            };
+            return Ok((learned, None));
         }
         let detected =
             server_version::detect(&self.config.connect, self.config.request_timeout).await?;
         if let Some(version) = detected.lowest {
-            return Ok(LearnedVersion {
+            let learned = LearnedVersion {
                 version,
                 source: VersionSource::Srvr,
-            });
+            };
+            return Ok((learned, None));
         }
         let why: Vec<String> = detected
             .silent
             .iter()
             .map(|(host, why)| format!("{host} {why}"))
             .collect();
-        log::warn!(
+        let warning = format!(
             "no ZooKeeper server told its version to srvr ({}); using the protocol every version takes (plain creates, single reads). Fix: set {}=<version> or allow srvr on the servers (4lw.commands.whitelist=srvr)",
             why.join("; "),
             server_version::PROPERTY
         );
-        Ok(LearnedVersion {
+        let learned = LearnedVersion {
             version: ServerVersion::CONSERVATIVE,
             source: VersionSource::Assumed,
-        })
+        };
+        Ok((learned, Some(warning)))
     }
 
     fn timeout(&self, operation: &'static str) -> Error {
