@@ -75,7 +75,16 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
             zookeeper.apply_properties(zk_keys.iter().zip(&zk_values))?;
             let kafka = KafkaSettings::from_params(keys.iter().zip(&values))?;
             let mut config = KeeperConfig::new(zookeeper, kafka);
-            config.kafka_timeout = millis(kafka_timeout_ms, "kafkaTimeoutMs")?;
+            // -1: not set on the builder; the kafkaParams' default.api.timeout.ms, else 60 s.
+            config.kafka_timeout = match kafka_timeout_ms {
+                -1 => None,
+                ms if ms > 0 => Some(millis(ms, "kafkaTimeoutMs")?),
+                ms => {
+                    return Err(BridgeError::InvalidArgument(format!(
+                        "kafkaTimeoutMs is {ms} ms; allowed: 1 ms or more, or -1 for kafkaParams' default.api.timeout.ms (else 60 s)"
+                    )))
+                }
+            };
             config.policy = policy(
                 env,
                 config.policy,
