@@ -38,8 +38,7 @@ use crate::TopicPartition;
 const ATTEMPTS: usize = 3;
 
 /// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
-const OUTAGE_OPERATION: &str =
-    "any commit for longer than the commit outage tolerance (the newest offsets are still pending; the next commit tries them again), for";
+const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outage tolerance (the newest offsets are still pending; the next commit tries them again): none went through";
 
 /// What a keeper knows of each group's offset znodes.
 #[derive(Debug, Default)]
@@ -414,10 +413,10 @@ impl OffsetKeeper {
                 group,
             };
             let left = deadline.saturating_duration_since(Instant::now());
-            let outcome = runtime.block_on(tokio::time::timeout(
-                left,
-                self.write_entries(tracker, &layout, &entries),
-            ));
+            // The timer is made inside the runtime.
+            let outcome = runtime.block_on(async {
+                tokio::time::timeout(left, self.write_entries(tracker, &layout, &entries)).await
+            });
             let reason = match outcome {
                 Ok(Ok(_)) => {
                     log::info!(
