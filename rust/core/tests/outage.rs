@@ -369,3 +369,68 @@ fn a_frozen_zookeeper_under_an_ownership_checking_commit_is_a_timeout() {
     assert!(!message.contains("/ids/"), "{message}");
     println!("OUTAGE ownership-checking multi on a frozen ZooKeeper: {message}");
 }
+
+#[test]
+fn after_an_outage_longer_than_the_session_ownership_is_taken_again_or_refused() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ensemble = Ensemble::start("outage-session", 1);
+    let cluster = cluster();
+    let kafka = Kafka::new(&cluster);
+    let (group, topic) = (unique("g"), unique("expired"));
+    kafka.create_topic(&topic, 2);
+    // Sessions of 4 s (the ensemble's tick is 1 s); each freeze lasts 7 s.
+    let sessions = |c: &mut KeeperConfig| {
+        c.zookeeper.session_timeout = Duration::from_secs(4);
+        c.ownership.wait = Some(Duration::from_secs(15));
+    };
+    let keeper = keeper_on(&ensemble.connect, &cluster.bootstrap, sessions);
+    keeper.load(&group, std::slice::from_ref(&topic)).unwrap();
+    keeper.commit(&group, &batch(&topic, 2, 1)).unwrap();
+    let session_before = keeper.zookeeper_session().map(|s| s.id());
+
+    // Alone in the group: the first commit after takes ownership again and writes the newest.
+    ensemble.node("freeze", 1);
+    deferred_commit(&keeper, &group, &batch(&topic, 2, 2));
+    std::thread::sleep(Duration::from_secs(7));
+    ensemble.node("thaw", 1);
+    let after = commit_until_written(&keeper, &group, &[(TopicPartition::new(&topic, 0), 3)]);
+    assert_eq!(after.pending, 0, "{after:?}");
+    assert_eq!(
+        stored(&ensemble.connect, &group, &topic),
+        vec![Some(3), Some(2)]
+    );
+    let session_after = keeper.zookeeper_session().map(|s| s.id());
+    assert_ne!(
+        session_before, session_after,
+        "the session outlived the freeze"
+    );
+
+    // Another instance takes the group meanwhile: the first commit after fails, writing nothing.
+    ensemble.node("freeze", 1);
+    deferred_commit(&keeper, &group, &batch(&topic, 2, 4));
+    std::thread::sleep(Duration::from_secs(7));
+    ensemble.node("thaw", 1);
+    let successor = keeper_on(&ensemble.connect, &cluster.bootstrap, sessions);
+    successor
+        .load(&group, std::slice::from_ref(&topic))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let err = loop {
+        match keeper.commit(&group, &batch(&topic, 2, 5)) {
+            Ok(summary) if summary.deferred && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Ok(summary) => panic!("a commit over the successor's ownership returned {summary:?}"),
+            Err(err) => break err,
+        }
+    };
+    assert!(
+        matches!(&err, Error::CommitConflict { detail, .. } if detail.contains("owns the partition")),
+        "{err:?}"
+    );
+    // What was stored before, or the deferred commit's request, which the frozen server had
+    // received and may apply once thawed; never the refused commit.
+    let now = stored(&ensemble.connect, &group, &topic);
+    assert!(now == [Some(3), Some(2)] || now == [Some(4); 2], "{now:?}");
+    println!("OUTAGE longer than the session: ownership taken again alone; refused after a successor took the group: {err}");
+}
