@@ -374,7 +374,7 @@ impl OffsetKeeper {
             });
         }
         log::warn!(
-            "group {group}: commit deferred, ZooKeeper cannot be reached ({err}); the stored offsets of {pending} partition(s) are behind since {} ms (the last successful commit was {last}); the next commit writes the newest offsets; commits fail after {} ms of this ({} ms left)",
+            "group {group}: commit deferred, ZooKeeper cannot be reached ({err}); the stored offsets of {pending} partition(s) have been behind for {} ms (the last successful commit was {last}); the next commit writes the newest offsets; commits fail after {} ms of this ({} ms left)",
             behind.as_millis(),
             tolerance.as_millis(),
             tolerance.saturating_sub(behind).as_millis()
