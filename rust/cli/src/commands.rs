@@ -130,6 +130,8 @@ impl Context {
         config.kafka_timeout = self.kafka_timeout;
         // An operator's tool: it never takes a running job's partitions.
         config.ownership.enabled = false;
+        // An operator must see a commit that did not go through fail, never deferred.
+        config.commit_outage_tolerance = Duration::ZERO;
         Ok(OffsetKeeper::open(config)?)
     }
 

@@ -9,9 +9,18 @@
 //!   again, unless another instance has it, which is a conflict.
 //! - Monotonic: an offset below what this keeper already committed for the partition is left
 //!   out with a WARN (batches can finish out of order with `spark.streaming.concurrentJobs`).
+//! - Outages: a commit that cannot reach ZooKeeper (timeout, lost connection or session) is
+//!   deferred rather than failed, for up to the keeper's commit outage tolerance: its offsets
+//!   are kept per partition (the newest, or with monotonic commits the highest) and go in the
+//!   multi of the next commit, as Kafka's own `commitAsync` treats a failed commit as
+//!   superseded by the next one. Nothing is retried in the background; `close` tries once.
+//!   Conflicts, lost ownership and bad input fail at once as ever. Deferred offsets live in
+//!   memory only: after a crash the job restarts from what was stored (at-least-once).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::time::{Duration, Instant};
 
 use zookeeper_client as zk;
 
@@ -27,6 +36,9 @@ use crate::TopicPartition;
 /// Attempts of one commit when a folder appeared under it, ownership had to be taken again,
 /// or (fencing off) a node changed between the read and the write.
 const ATTEMPTS: usize = 3;
+
+/// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
+const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outage tolerance (the newest offsets are still pending; the next commit tries them again): none went through";
 
 /// What a keeper knows of each group's offset znodes.
 #[derive(Debug, Default)]
@@ -51,6 +63,20 @@ pub(crate) struct Tracker {
     nodes: FastMap<TopicPartition, Seen>,
     /// Persistent folders known to exist.
     dirs: HashSet<String>,
+    /// Offsets of commits deferred because ZooKeeper could not be reached, not stored yet.
+    deferred: FastMap<TopicPartition, i64>,
+    /// Commits of the group failing for want of ZooKeeper, since the last one that went through.
+    outage: Option<Outage>,
+    /// When a commit of the group last went through.
+    last_success: Option<Instant>,
+}
+
+/// A run of deferred commits.
+#[derive(Debug, Clone, Copy)]
+struct Outage {
+    /// The start of the first deferred commit: the stored offsets are behind since then.
+    since: Instant,
+    commits: usize,
 }
 
 /// One offset znode as this keeper last saw it.
@@ -90,10 +116,27 @@ impl Seen {
 }
 
 impl Tracker {
+    /// A commit of the group went through: nothing is deferred any more.
+    fn went_through(&mut self, group: &str) {
+        self.deferred.clear();
+        if let Some(outage) = self.outage.take() {
+            log::info!(
+                "group {group}: ZooKeeper answers again; the newest offsets are stored, after {} deferred commit(s) over {} ms",
+                outage.commits,
+                outage.since.elapsed().as_millis()
+            );
+        }
+        self.last_success = Some(Instant::now());
+    }
+
     /// What a load read. A node that changed since this keeper last saw it was written by
     /// someone else (a reset): the load takes it over, and commits may go below what this
     /// keeper committed before.
     pub(crate) fn observe(&mut self, partition: &TopicPartition, node: Option<&Node>) {
+        // The job restarts from what the load returns: deferred offsets no longer apply.
+        if self.deferred.remove(partition).is_some() {
+            log::info!("{partition}: a load took over; the offset of a deferred commit is dropped");
+        }
         let now = Seen::of(node);
         match self.nodes.get_mut(partition) {
             None => {
@@ -112,6 +155,31 @@ impl Tracker {
                 *seen = Seen { committed, ..now };
             }
         }
+    }
+
+    /// The batch with the offsets of deferred commits it does not hold; for a partition in
+    /// both, the batch's offset, or with `monotonic` the higher of the two.
+    fn with_deferred(
+        &self,
+        offsets: &[(TopicPartition, i64)],
+        monotonic: bool,
+    ) -> Vec<(TopicPartition, i64)> {
+        let mut merged = Vec::with_capacity(offsets.len() + self.deferred.len());
+        let mut in_batch = HashSet::with_capacity(offsets.len());
+        for (partition, offset) in offsets {
+            in_batch.insert(partition);
+            let offset = match self.deferred.get(partition) {
+                Some(deferred) if monotonic && deferred > offset => *deferred,
+                _ => *offset,
+            };
+            merged.push((partition.clone(), offset));
+        }
+        for (partition, offset) in &self.deferred {
+            if !in_batch.contains(partition) {
+                merged.push((partition.clone(), *offset));
+            }
+        }
+        merged
     }
 
     /// Forgets what this keeper committed for the partition: the load chose to start elsewhere.
@@ -156,11 +224,20 @@ impl OffsetKeeper {
     /// [`Error::CommitConflict`] when another writer changed any of the partitions since this
     /// keeper last saw them. Offsets below what this keeper already committed are skipped with a
     /// WARN (monotonic commits).
+    ///
+    /// When ZooKeeper cannot be reached ([`Error::is_zookeeper_unreachable`]) the commit is
+    /// deferred: it returns `Ok` with [`CommitSummary::deferred`] set and a WARN saying how far
+    /// behind the stored offsets are, and the next commit writes its offsets with its own in one
+    /// multi. Once commits have failed for the keeper's commit outage tolerance (counted from
+    /// the start of the first deferred one) it returns [`Error::Timeout`] with that duration; a
+    /// tolerance of zero returns every such error at once. Either way one attempt takes up to
+    /// the ZooKeeper request timeout, twice when the session must be opened again.
     pub fn commit(&self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<CommitSummary> {
         check_commit(group, offsets)?;
         if offsets.is_empty() {
             return Ok(CommitSummary::default());
         }
+        let started = Instant::now();
         let runtime = runtime()?;
         let mut trackers = self.tracker();
         let tracker = trackers.group(group);
@@ -168,9 +245,15 @@ impl OffsetKeeper {
             base_path: &self.store.config().base_path,
             group,
         };
+        // Offsets of commits deferred during a ZooKeeper outage go in this batch's multi.
+        let offsets: Cow<'_, [(TopicPartition, i64)]> = if tracker.deferred.is_empty() {
+            Cow::Borrowed(offsets)
+        } else {
+            Cow::Owned(tracker.with_deferred(offsets, self.monotonic))
+        };
         let mut entries = Vec::with_capacity(offsets.len());
         let mut skipped = Vec::new();
-        for (partition, offset) in offsets {
+        for (partition, offset) in offsets.iter() {
             let floor = tracker.nodes.get(partition).and_then(|seen| seen.committed);
             match floor {
                 Some(floor) if self.monotonic && *offset < floor => {
@@ -199,23 +282,161 @@ impl OffsetKeeper {
             ..CommitSummary::default()
         };
         if entries.is_empty() {
+            // Every deferred offset was below the floor too.
+            tracker.deferred.clear();
             return Ok(summary);
         }
+        match runtime.block_on(self.write_entries(tracker, &layout, &entries)) {
+            Ok(done) => {
+                summary.written = done.written;
+                summary.unchanged = done.unchanged;
+                summary.requests = done.requests;
+                tracker.went_through(group);
+                Ok(summary)
+            }
+            Err(err) => self.deferred_or(err, group, tracker, &entries, started, summary),
+        }
+    }
+
+    /// Commits the entries, trying again when a folder appeared or ownership was taken again.
+    async fn write_entries(
+        &self,
+        tracker: &mut Tracker,
+        layout: &GroupLayout<'_>,
+        entries: &[Entry<'_>],
+    ) -> Result<CommitSummary> {
+        let group = layout.group;
         let mut attempt = 1;
         loop {
-            match runtime.block_on(self.commit_once(tracker, &layout, &entries)) {
-                Ok(done) => {
-                    summary.written = done.written;
-                    summary.unchanged = done.unchanged;
-                    summary.requests = done.requests;
-                    return Ok(summary);
-                }
+            match self.commit_once(tracker, layout, entries).await {
+                Ok(done) => return Ok(done),
                 Err(Failed::Again(err)) if attempt < ATTEMPTS => {
                     log::debug!("group {group}: commit attempt {attempt} did not go through ({err}); trying again");
                     attempt += 1;
                 }
                 Err(Failed::Again(err) | Failed::Final(err)) => return Err(err),
             }
+        }
+    }
+
+    /// A commit that failed: deferred when ZooKeeper could not be reached and the outage is
+    /// within the tolerance, the error otherwise.
+    fn deferred_or(
+        &self,
+        err: Error,
+        group: &str,
+        tracker: &mut Tracker,
+        entries: &[Entry<'_>],
+        started: Instant,
+        summary: CommitSummary,
+    ) -> Result<CommitSummary> {
+        let tolerance = self.commit_outage_tolerance;
+        if tolerance.is_zero() || !err.is_zookeeper_unreachable() {
+            if !tracker.deferred.is_empty() {
+                log::warn!(
+                    "group {group}: the offsets of {} partition(s) from earlier deferred commits were not written either",
+                    tracker.deferred.len()
+                );
+            }
+            return Err(err);
+        }
+        // Newest wins: this batch already holds the deferred offsets it did not replace.
+        tracker.deferred = entries
+            .iter()
+            .map(|entry| (entry.partition.clone(), entry.offset))
+            .collect();
+        let outage = tracker.outage.get_or_insert(Outage {
+            since: started,
+            commits: 0,
+        });
+        outage.commits += 1;
+        let behind = outage.since.elapsed();
+        let commits = outage.commits;
+        let pending = tracker.deferred.len();
+        let last = match tracker.last_success {
+            Some(at) => format!("{} ms ago", at.elapsed().as_millis()),
+            None => "never, for this keeper".to_string(),
+        };
+        if behind >= tolerance {
+            log::error!(
+                "group {group}: commits failed for {} ms ({commits} in a row), longer than the commit outage tolerance of {} ms: failing this one ({err}); {pending} partition(s) have offsets not stored yet, the last successful commit was {last}",
+                behind.as_millis(),
+                tolerance.as_millis()
+            );
+            let server = match err {
+                Error::Timeout { server, .. } => server,
+                _ => format!("ZooKeeper at {}", self.store.config().connect),
+            };
+            return Err(Error::Timeout {
+                server,
+                operation: OUTAGE_OPERATION,
+                after: behind,
+            });
+        }
+        log::warn!(
+            "group {group}: commit deferred, ZooKeeper cannot be reached ({err}); the stored offsets of {pending} partition(s) have been behind for {} ms (the last successful commit was {last}); the next commit writes the newest offsets; commits fail after {} ms of this ({} ms left)",
+            behind.as_millis(),
+            tolerance.as_millis(),
+            tolerance.saturating_sub(behind).as_millis()
+        );
+        Ok(CommitSummary {
+            deferred: true,
+            pending,
+            behind,
+            ..summary
+        })
+    }
+
+    /// Writes the offsets of deferred commits, one try per group, by `deadline`: for closing.
+    /// What it cannot write is named in a WARN; the job restarts from what was stored.
+    pub(crate) fn flush_deferred(&self, deadline: Instant) {
+        let Ok(runtime) = runtime() else { return };
+        let mut trackers = self.tracker();
+        for (group, tracker) in trackers.groups.iter_mut() {
+            if tracker.deferred.is_empty() {
+                continue;
+            }
+            let offsets: Vec<(TopicPartition, i64)> = tracker
+                .deferred
+                .iter()
+                .map(|(partition, offset)| (partition.clone(), *offset))
+                .collect();
+            let entries: Vec<Entry<'_>> = offsets
+                .iter()
+                .map(|(partition, offset)| Entry {
+                    partition,
+                    offset: *offset,
+                })
+                .collect();
+            let layout = GroupLayout {
+                base_path: &self.store.config().base_path,
+                group,
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            // The timer is made inside the runtime.
+            let outcome = runtime.block_on(async {
+                tokio::time::timeout(left, self.write_entries(tracker, &layout, &entries)).await
+            });
+            let reason = match outcome {
+                Ok(Ok(_)) => {
+                    log::info!(
+                        "group {group}: closing wrote the offsets of deferred commits ({} partition(s))",
+                        entries.len()
+                    );
+                    tracker.went_through(group);
+                    continue;
+                }
+                Ok(Err(err)) => err.to_string(),
+                Err(_) => format!("ZooKeeper did not answer within {} ms", left.as_millis()),
+            };
+            let behind = tracker
+                .outage
+                .map_or(Duration::ZERO, |outage| outage.since.elapsed());
+            log::warn!(
+                "group {group}: closing could not write the offsets of deferred commits for {} partition(s) ({reason}); the stored offsets are {} ms behind, and a restarted job starts from them (at-least-once)",
+                entries.len(),
+                behind.as_millis()
+            );
         }
     }
 

@@ -104,4 +104,39 @@ impl Error {
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Error::InvalidArgument(message.into())
     }
+
+    /// Whether the error means ZooKeeper could not be reached or did not answer (a timeout, a
+    /// lost connection, a session that expired or closed), as opposed to an answer that refused
+    /// the request (a conflict, an ACL, bad input). What a commit may defer over.
+    pub fn is_zookeeper_unreachable(&self) -> bool {
+        use zookeeper_client::Error as Zk;
+        match self {
+            Error::Timeout { server, .. } => server.starts_with("ZooKeeper"),
+            Error::ZooKeeper { source, .. } => matches!(
+                source,
+                Zk::Timeout
+                    | Zk::ConnectionLoss
+                    | Zk::SessionExpired
+                    | Zk::ClientClosed
+                    | Zk::NoHosts
+                    | Zk::SessionMoved
+                    // The client's own I/O and "no response from connection" errors.
+                    | Zk::Custom(_)
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// Whether the ZooKeeper client gave up waiting for its server: its request timeout, or its
+/// connection-level "no response from connection in N ms" (which it reports as a custom error
+/// and fails every request in flight with).
+pub(crate) fn is_connection_timeout(error: &zookeeper_client::Error) -> bool {
+    match error {
+        zookeeper_client::Error::Timeout => true,
+        zookeeper_client::Error::Custom(_) => {
+            error.to_string().starts_with("no response from connection")
+        }
+        _ => false,
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::commit::Trackers;
 use crate::error::{Error, Result};
@@ -14,11 +14,21 @@ use crate::ownership::Owners;
 use crate::runtime::runtime;
 use crate::validate::{validate, Action, Decision, OnMissing, PartitionRange, Policy, Stored};
 use crate::zookeeper::layout::GroupLayout;
-use crate::zookeeper::{ZkConfig, ZkStore};
+use crate::zookeeper::{WriteOp, ZkConfig, ZkStore};
 use crate::TopicPartition;
 
-/// How long closing a keeper waits for ZooKeeper to delete its ownership nodes.
+/// How long closing a keeper waits for ZooKeeper to delete its ownership nodes, at most.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long closing waits for the session to be handed over for closing (never in practice:
+/// nothing else holds it while the keeper is dropped).
+const CLOSE_SESSION_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How long commits may fail for want of ZooKeeper, by default, before `commit` fails: long
+/// enough for a rolling restart of a 3-node ensemble (each node restarted and caught up in turn,
+/// with up to a few elections of some seconds each), and short enough that a job whose
+/// ZooKeeper is gone for good stops while little has to be reprocessed.
+pub const DEFAULT_COMMIT_OUTAGE_TOLERANCE: Duration = Duration::from_secs(300);
 
 /// Added to the session timeout for the default ownership wait: ZooKeeper expires sessions on
 /// its tick, up to one tick (2 s by default) after their timeout.
@@ -43,6 +53,12 @@ pub struct KeeperConfig {
     pub monotonic: bool,
     /// One active instance per group. On by default.
     pub ownership: Ownership,
+    /// How long commits may fail because ZooKeeper cannot be reached (a timeout, a lost
+    /// connection or session) before [`OffsetKeeper::commit`] returns the error. Until then a
+    /// failed commit returns `Ok` with [`CommitSummary::deferred`] set, its offsets kept to be
+    /// written by the next commit. Zero: every such failure is returned at once. 5 minutes by
+    /// default ([`DEFAULT_COMMIT_OUTAGE_TOLERANCE`]).
+    pub commit_outage_tolerance: Duration,
 }
 
 /// Ownership of a group's partitions: a load registers the keeper under
@@ -83,6 +99,7 @@ impl KeeperConfig {
             fencing: true,
             monotonic: true,
             ownership: Ownership::default(),
+            commit_outage_tolerance: DEFAULT_COMMIT_OUTAGE_TOLERANCE,
         }
     }
 }
@@ -187,6 +204,14 @@ pub struct CommitSummary {
     pub requests: usize,
     /// Offsets left out because they were below what this keeper already committed.
     pub skipped: usize,
+    /// ZooKeeper could not be reached: nothing was written, and the offsets wait, with those
+    /// of earlier deferred commits, for the next commit of the group (or `close`).
+    pub deferred: bool,
+    /// Partitions of the group whose newest offset is not stored yet (0 unless deferred).
+    pub pending: usize,
+    /// How long the stored offsets of the group have been behind: since the start of the first
+    /// commit that was deferred (zero unless deferred).
+    pub behind: Duration,
 }
 
 /// Loads, validates and commits offsets for any number of groups and topics.
@@ -198,6 +223,7 @@ pub struct OffsetKeeper {
     pub(crate) fencing: bool,
     pub(crate) monotonic: bool,
     ownership: Ownership,
+    pub(crate) commit_outage_tolerance: Duration,
     /// What this keeper saw of the offset nodes; held through each commit, so that commits of
     /// one keeper never race each other.
     tracker: Mutex<Trackers>,
@@ -207,6 +233,12 @@ pub struct OffsetKeeper {
 impl OffsetKeeper {
     /// Checks the configuration and prepares the clients; servers are contacted on first use.
     pub fn open(config: KeeperConfig) -> Result<OffsetKeeper> {
+        if config.commit_outage_tolerance > Duration::from_secs(24 * 3600) {
+            return Err(Error::invalid(format!(
+                "commit outage tolerance of {} ms is too long; allowed: 0 ms to 24 h",
+                config.commit_outage_tolerance.as_millis()
+            )));
+        }
         if let Some(wait) = config.ownership.wait {
             if wait > Duration::from_secs(24 * 3600) {
                 return Err(Error::invalid(format!(
@@ -222,6 +254,7 @@ impl OffsetKeeper {
             fencing: config.fencing,
             monotonic: config.monotonic,
             ownership: config.ownership,
+            commit_outage_tolerance: config.commit_outage_tolerance,
             tracker: Mutex::new(Trackers::default()),
             owners: Owners::new(),
         })
@@ -241,6 +274,8 @@ impl OffsetKeeper {
                 enabled: false,
                 wait: None,
             },
+            // Operators' tools fail at once.
+            commit_outage_tolerance: Duration::ZERO,
             tracker: Mutex::new(Trackers::default()),
             owners: Owners::new(),
         })
@@ -424,31 +459,49 @@ impl OffsetKeeper {
 }
 
 impl Drop for OffsetKeeper {
-    /// Closing releases ownership at once: the ownership nodes are deleted (bounded by a few
-    /// seconds), then the ZooKeeper session is closed, which takes any that remain.
+    /// Closing tries once to write the offsets of deferred commits, then releases ownership: the
+    /// ownership nodes are deleted, then the ZooKeeper session is closed, which takes any that
+    /// remain. It returns within the ZooKeeper request timeout (plus a moment for closing the
+    /// session); ownership nodes it could not delete are named in a WARN, and go when the
+    /// session expires, within the session timeout.
     fn drop(&mut self) {
-        let ops = self.owners.release_ops(&self.store.config().base_path);
-        if ops.is_empty() {
-            return;
-        }
         // Never block inside an async context; the session close still takes the nodes.
         if tokio::runtime::Handle::try_current().is_ok() {
             return;
         }
-        if let Ok(runtime) = runtime() {
-            runtime.block_on(async {
-                if !self
-                    .store
-                    .multi_on_live_session(&ops, RELEASE_TIMEOUT)
-                    .await
-                {
-                    log::debug!(
-                        "ownership nodes not deleted one by one; the session close takes them"
-                    );
-                }
-                self.store.close_session().await;
-            });
+        let Ok(runtime) = runtime() else { return };
+        let config = self.store.config();
+        let deadline = Instant::now() + config.request_timeout;
+        self.flush_deferred(deadline);
+        let ops = self.owners.release_ops(&config.base_path);
+        if ops.is_empty() {
+            return;
         }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let released = runtime.block_on(async {
+            // The bound covers waiting for the session too.
+            tokio::time::timeout(
+                left,
+                self.store
+                    .multi_on_live_session(&ops, left.min(RELEASE_TIMEOUT)),
+            )
+            .await
+            .unwrap_or(false)
+        });
+        if !released {
+            let paths: Vec<&str> = ops.iter().map(WriteOp::path).collect();
+            let more = paths.len().saturating_sub(10);
+            log::warn!(
+                "closing could not remove the ownership nodes {}{} (ZooKeeper did not answer within {} ms); they go when this keeper's ZooKeeper session expires, within its session timeout of {} ms",
+                paths[..paths.len().min(10)].join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() },
+                left.min(RELEASE_TIMEOUT).as_millis(),
+                config.session_timeout.as_millis()
+            );
+        }
+        runtime.block_on(async {
+            let _ = tokio::time::timeout(CLOSE_SESSION_TIMEOUT, self.store.close_session()).await;
+        });
         self.owners.forget();
     }
 }

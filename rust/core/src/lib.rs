@@ -25,7 +25,7 @@ pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
 pub use keeper::{
     check_commit, decide, CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, Ownership,
-    PartitionReport,
+    PartitionReport, DEFAULT_COMMIT_OUTAGE_TOLERANCE,
 };
 pub use validate::{
     validate, Action, Decision, OnAboveRange, OnBelowRange, OnMissing, PartitionRange, Policy,

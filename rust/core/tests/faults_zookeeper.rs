@@ -36,6 +36,8 @@ fn keeper_on(
     zookeeper.request_timeout = REQUEST_TIMEOUT;
     zookeeper.session_timeout = Duration::from_secs(6);
     let mut config = KeeperConfig::new(zookeeper, settings);
+    // Fail-fast commits: these tests count the failures (tests/outage.rs has the deferred ones).
+    config.commit_outage_tolerance = Duration::ZERO;
     tweak(&mut config);
     OffsetKeeper::open(config).unwrap()
 }

@@ -55,6 +55,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
     ownership_wait_ms: jlong,
     zookeeper_keys: JObjectArray<'local, JString<'local>>,
     zookeeper_values: JObjectArray<'local, JString<'local>>,
+    commit_outage_tolerance_ms: jlong,
 ) -> jlong {
     unowned
         .with_env(|env| -> Result<jlong> {
@@ -105,6 +106,14 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
                     )))
                     }
                 },
+            };
+            config.commit_outage_tolerance = match commit_outage_tolerance_ms {
+                ms if ms >= 0 => std::time::Duration::from_millis(ms as u64),
+                ms => {
+                    return Err(BridgeError::InvalidArgument(format!(
+                        "commitOutageToleranceMs is {ms} ms; allowed: 0 ms or more"
+                    )))
+                }
             };
             let engine = OffsetKeeper::open(config)?;
             Ok(Box::into_raw(Box::new(engine)) as jlong)
@@ -215,8 +224,13 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
                 summary.unchanged,
                 summary.requests,
                 summary.skipped,
+                usize::from(summary.deferred),
+                summary.pending,
             ]
-            .map(|n| n as i64);
+            .map(|n| n as i64)
+            .into_iter()
+            .chain([i64::try_from(summary.behind.as_millis()).unwrap_or(i64::MAX)])
+            .collect::<Vec<i64>>();
             let array = env.new_long_array(counts.len())?;
             array.set_region(env, 0, &counts)?;
             Ok(array)

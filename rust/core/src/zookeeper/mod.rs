@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 
-use crate::error::{Error, Result};
+use crate::error::{is_connection_timeout, Error, Result};
 use crate::names::check_base_path;
 pub use security::{AclPolicy, ZkSecurity};
 pub use server_version::ServerVersion;
@@ -519,9 +519,9 @@ impl ZkStore {
                 *self.session.lock().await = None;
                 attempt()
                     .await?
-                    .map_err(|err| zk_error(operation, path, err))
+                    .map_err(|err| self.failed(operation, path, err))
             }
-            result => result.map_err(|err| zk_error(operation, path, err)),
+            result => result.map_err(|err| self.failed(operation, path, err)),
         }
     }
 
@@ -557,7 +557,8 @@ impl ZkStore {
         };
         let client = match tokio::time::timeout(self.config.request_timeout, connecting).await {
             Ok(Ok(client)) => client,
-            Ok(Err(zk::Error::Timeout)) | Err(_) => return Err(self.timeout("connect")),
+            Ok(Err(err)) if is_connection_timeout(&err) => return Err(self.timeout("connect")),
+            Err(_) => return Err(self.timeout("connect")),
             Ok(Err(err)) => return Err(zk_error("connect", &self.config.connect, err)),
         };
         // Warned only now: when no server is reachable, the connect error says enough.
@@ -647,6 +648,18 @@ impl ZkStore {
             operation,
             after: self.config.request_timeout,
             detail: String::new(),
+        }
+    }
+}
+
+impl ZkStore {
+    /// A failed call's error: a timeout, whichever layer of the client noticed it, names the
+    /// servers and the operation, never a znode.
+    fn failed(&self, operation: &'static str, path: &str, source: zk::Error) -> Error {
+        if is_connection_timeout(&source) {
+            self.timeout(operation)
+        } else {
+            zk_error(operation, path, source)
         }
     }
 }

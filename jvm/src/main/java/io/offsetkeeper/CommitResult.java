@@ -1,23 +1,31 @@
 package io.offsetkeeper;
 
 import java.io.Serializable;
+import java.time.Duration;
 
 /** What one {@link OffsetKeeper#commit} did. */
 public final class CommitResult implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    static final CommitResult EMPTY = new CommitResult(0, 0, 0, 0);
+    static final CommitResult EMPTY = new CommitResult(0, 0, 0, 0, false, 0, 0);
 
     private final long written;
     private final long unchanged;
     private final long requests;
     private final long skipped;
+    private final boolean deferred;
+    private final long pending;
+    private final long behindMs;
 
-    CommitResult(long written, long unchanged, long requests, long skipped) {
+    CommitResult(long written, long unchanged, long requests, long skipped, boolean deferred,
+            long pending, long behindMs) {
         this.written = written;
         this.unchanged = unchanged;
         this.requests = requests;
         this.skipped = skipped;
+        this.deferred = deferred;
+        this.pending = pending;
+        this.behindMs = behindMs;
     }
 
     /** Offsets created or changed. */
@@ -47,9 +55,34 @@ public final class CommitResult implements Serializable {
         return skipped;
     }
 
+    /**
+     * Whether ZooKeeper could not be reached: nothing was written, and the offsets are kept for
+     * the next commit of the group, which writes them with its own in one multi (or
+     * {@link OffsetKeeper#close()}, which tries once). A WARN line says how far behind the
+     * stored offsets are. Commits throw {@link ServerTimeoutException} instead once they have
+     * failed for longer than the commit outage tolerance.
+     */
+    public boolean deferred() {
+        return deferred;
+    }
+
+    /** Partitions whose newest offset is not stored yet; 0 unless {@link #deferred()}. */
+    public long pending() {
+        return pending;
+    }
+
+    /**
+     * How long the stored offsets have been behind: since the start of the first deferred
+     * commit of this run of failures; zero unless {@link #deferred()}.
+     */
+    public Duration behind() {
+        return Duration.ofMillis(behindMs);
+    }
+
     @Override
     public String toString() {
         return "CommitResult{written=" + written + ", unchanged=" + unchanged + ", requests="
-                + requests + ", skipped=" + skipped + "}";
+                + requests + ", skipped=" + skipped + (deferred ? ", deferred, pending=" + pending
+                        + ", behindMs=" + behindMs : "") + "}";
     }
 }

@@ -18,7 +18,8 @@ final class NativeBridge {
      * Opens an engine. A policy given as null takes the default (earliest; for onMissing the
      * {@code auto.offset.reset} of the Kafka parameters when present). An ownershipWaitMs of -1
      * takes the default (the session timeout plus 5 s); a kafkaTimeoutMs of -1 the Kafka
-     * parameters' {@code default.api.timeout.ms}, else 60 s.
+     * parameters' {@code default.api.timeout.ms}, else 60 s. A commitOutageToleranceMs of 0
+     * makes commits fail fast.
      *
      * @return a handle, never 0; free it once with {@link #close(long)}
      */
@@ -26,7 +27,7 @@ final class NativeBridge {
             int zookeeperTimeoutMs, int kafkaTimeoutMs, String[] kafkaKeys, String[] kafkaValues,
             String onMissing, String onBelowRange, String onAboveRange, boolean fencing,
             boolean monotonic, boolean ownership, long ownershipWaitMs, String[] zookeeperKeys,
-            String[] zookeeperValues);
+            String[] zookeeperValues, long commitOutageToleranceMs);
 
     /** Frees the engine. Calling it with 0 does nothing. */
     static native void close(long handle);
@@ -47,7 +48,8 @@ final class NativeBridge {
      * Commits next offsets to read, one atomic ZooKeeper multi. Entry i is partition
      * {@code partitions[i]} of topic {@code topicNames[topicIndex[i]]}.
      *
-     * @return {@code long[]{written, unchanged, requests, skipped}}
+     * @return {@code long[]{written, unchanged, requests, skipped, deferred (1 or 0), pending,
+     *     behindMs}}
      */
     static native long[] commit(long handle, String group, String[] topicNames, int[] topicIndex,
             int[] partitions, long[] offsets);

@@ -49,11 +49,25 @@ import org.apache.kafka.common.TopicPartition;
  * {@link PartitionOwnedException}; and commits are monotonic (an offset below what this keeper
  * already committed is left out with a WARN). {@link #close()} releases the ownership at once.
  *
+ * <p>ZooKeeper outages: a commit that cannot reach ZooKeeper (a timeout, a lost connection or
+ * session) does not throw but returns a {@link CommitResult#deferred() deferred} result, and its
+ * offsets go with the next commit, as Kafka's own {@code commitAsync} treats a failed commit as
+ * superseded by the next one. Only once commits have failed for longer than
+ * {@link Builder#commitOutageTolerance(Duration)} (5 minutes by default) does {@code commit}
+ * throw {@link ServerTimeoutException}. Deferred offsets are kept in memory only: a job that
+ * dies meanwhile restarts from what was stored (at-least-once).
+ *
  * <p>Failures: {@link IllegalArgumentException} for bad input (nothing is written), and the
  * {@link OffsetKeeperException} family for servers, conflicts and {@code FAIL} policies.
  */
 public final class OffsetKeeper implements AutoCloseable, Serializable {
     private static final long serialVersionUID = 1L;
+
+    /**
+     * The default of {@link Builder#commitOutageTolerance(Duration)}: 5 minutes, which covers a
+     * rolling restart of a 3-node ZooKeeper ensemble.
+     */
+    public static final long DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS = 300_000;
 
     /** The folder holding the groups, as Kafka's old consumer laid it out. */
     public static final String DEFAULT_BASE_PATH = "/consumers";
@@ -82,6 +96,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private final boolean monotonic;
     private final boolean ownership;
     private final long ownershipWaitMs;
+    private final long commitOutageToleranceMs;
 
     // Calls hold the read lock and close() the write lock, so the handle is never freed under
     // a running call. The handle is opened under `opening` by whichever call comes first.
@@ -95,7 +110,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             LinkedHashMap<String, String> zookeeperProperties, OnMissing onMissing,
             OnBelowRange onBelowRange, OnAboveRange onAboveRange, int sessionTimeoutMs,
             int zookeeperTimeoutMs, int kafkaTimeoutMs, boolean fencing, boolean monotonic,
-            boolean ownership, long ownershipWaitMs) {
+            boolean ownership, long ownershipWaitMs, long commitOutageToleranceMs) {
         this.zookeeper = zookeeper;
         this.group = group;
         this.basePath = basePath;
@@ -111,6 +126,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         this.monotonic = monotonic;
         this.ownership = ownership;
         this.ownershipWaitMs = ownershipWaitMs;
+        this.commitOutageToleranceMs = commitOutageToleranceMs;
     }
 
     /** A builder; {@link Builder#zookeeper} and {@link Builder#kafkaParams} are required. */
@@ -169,8 +185,20 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      *
      * @param offsets partition to the offset of the next record to read (a Spark range's
      *     {@code untilOffset})
+     * <p>When ZooKeeper cannot be reached (a timeout, a lost connection or session) the commit
+     * waits up to the ZooKeeper timeout (twice when its session must be opened again), then
+     * returns a result that is {@link CommitResult#deferred() deferred}, with a WARN saying how
+     * far behind the stored offsets are: nothing was written, and the next commit writes these
+     * offsets (unless it carries newer ones for the same partitions) with its own in one multi.
+     * {@link #close()} tries once to write them.
+     *
      * @throws CommitConflictException when another writer changed a partition since this keeper
-     *     last saw it (fencing); nothing was written
+     *     last saw it (fencing), or took the group over after this keeper's session expired;
+     *     nothing was written
+     * @throws ServerTimeoutException when ZooKeeper could not be reached and commits have failed
+     *     for longer than the commit outage tolerance (the message says how long), or at once
+     *     with a tolerance of zero
+     * @throws ZooKeeperException when ZooKeeper refused the write (an ACL, for instance)
      */
     public CommitResult commit(Map<TopicPartition, Long> offsets) {
         require(offsets, "offsets");
@@ -190,7 +218,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         String[] names = batch.names.toArray(new String[0]);
         long[] r = call(h -> NativeBridge.commit(h, group, names, batch.topicIndex,
                 batch.partitions, batch.offsets));
-        return new CommitResult(r[0], r[1], r[2], r[3]);
+        return new CommitResult(r[0], r[1], r[2], r[3], r[4] != 0, r[5], r[6]);
     }
 
     /**
@@ -265,10 +293,14 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     }
 
     /**
-     * Frees the native engine, once; waits for calls in flight. Releases this keeper's ownership
-     * of its partitions at once (deletes its ownership nodes and closes its ZooKeeper session),
-     * so that a restarted job does not wait. Later calls of this keeper throw
-     * {@link IllegalStateException}; closing again does nothing.
+     * Frees the native engine, once; waits for calls in flight. Tries once to write the offsets
+     * of deferred commits, then releases this keeper's ownership of its partitions at once
+     * (deletes its ownership nodes and closes its ZooKeeper session), so that a restarted job
+     * does not wait. Once calls in flight ended, it returns within the ZooKeeper timeout (and a
+     * moment to close the session), whether ZooKeeper answers or not; what it could not write or
+     * delete is named in a WARN, and the ownership nodes then go when the session expires, within
+     * the session timeout. Later calls of this keeper throw {@link IllegalStateException};
+     * closing again does nothing.
      */
     @Override
     public void close() {
@@ -300,7 +332,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 + zookeeperTimeoutMs + ", kafkaTimeoutMs="
                 + (kafkaTimeoutMs < 0 ? "default" : kafkaTimeoutMs) + ", fencing="
                 + fencing + ", monotonic=" + monotonic + ", ownership=" + ownership
-                + ", ownershipWaitMs=" + (ownershipWaitMs < 0 ? "default" : ownershipWaitMs) + "}";
+                + ", ownershipWaitMs=" + (ownershipWaitMs < 0 ? "default" : ownershipWaitMs)
+                + ", commitOutageToleranceMs=" + commitOutageToleranceMs + "}";
     }
 
     private static Map<String, String> masked(Map<String, String> settings) {
@@ -316,7 +349,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         return new OffsetKeeper(zookeeper, group, basePath, kafkaParams, zookeeperProperties,
                 onMissing, onBelowRange,
                 onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs, kafkaTimeoutMs, fencing,
-                monotonic, ownership, ownershipWaitMs);
+                monotonic, ownership, ownershipWaitMs, commitOutageToleranceMs);
     }
 
     private <T> T call(LongFunction<T> nativeCall) {
@@ -342,7 +375,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                         nativeName(onBelowRange), nativeName(onAboveRange), fencing, monotonic,
                         ownership, ownershipWaitMs,
                         zookeeperProperties.keySet().toArray(new String[0]),
-                        zookeeperProperties.values().toArray(new String[0]));
+                        zookeeperProperties.values().toArray(new String[0]),
+                        commitOutageToleranceMs);
             }
             return handle;
         }
@@ -435,6 +469,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         private boolean monotonic = true;
         private boolean ownership = true;
         private long ownershipWaitMs = -1; // the engine's default: session timeout + 5 s
+        private long commitOutageToleranceMs = DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS;
 
         private Builder() {}
 
@@ -624,6 +659,34 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
 
         /**
+         * How long commits may fail because ZooKeeper cannot be reached (a timeout, a lost
+         * connection or session) before {@link OffsetKeeper#commit} throws
+         * {@link ServerTimeoutException}. Until then such a commit returns a
+         * {@link CommitResult#deferred() deferred} result and the next commit writes its
+         * offsets; the time counts from the start of the first deferred commit. Conflicts, lost
+         * ownership and bad input throw at once whatever this is.
+         *
+         * <p>Default 5 minutes: a rolling restart of a 3-node ensemble (each node stopped,
+         * restarted and caught up in turn, with an election of some seconds for the leader)
+         * makes commits fail for a minute or two at most, while a job whose ZooKeeper is gone for
+         * good still stops with little to reprocess. Zero: fail fast, every such failure throws
+         * at once (the behaviour before deferred commits).
+         */
+        public Builder commitOutageTolerance(Duration tolerance) {
+            return commitOutageTolerance(millis(tolerance, "commitOutageTolerance"));
+        }
+
+        /** The commit outage tolerance in milliseconds, 0 (fail fast) to 24 h. */
+        public Builder commitOutageTolerance(long millis) {
+            if (millis < 0 || millis > 24L * 3600 * 1000) {
+                throw new IllegalArgumentException("commitOutageTolerance of " + millis
+                        + " ms is out of range; allowed: 0.." + 24L * 3600 * 1000 + " ms");
+            }
+            this.commitOutageToleranceMs = millis;
+            return this;
+        }
+
+        /**
          * The keeper. Servers are not contacted here: the engine opens on first use, and any
          * configuration it refuses is reported then.
          */
@@ -645,7 +708,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             }
             return new OffsetKeeper(zookeeper, group, basePath, new LinkedHashMap<>(kafkaParams),
                     new LinkedHashMap<>(zookeeperProperties), onMissing, onBelowRange, onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs,
-                    kafkaTimeoutMs, fencing, monotonic, ownership, ownershipWaitMs);
+                    kafkaTimeoutMs, fencing, monotonic, ownership, ownershipWaitMs,
+                    commitOutageToleranceMs);
         }
 
         private static long millis(Duration timeout, String name) {

@@ -33,7 +33,10 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
 
   /**
    * Commits the batch's `untilOffset`s, all or nothing; an empty array does nothing. A partition
-   * named by two ranges is refused (see [[SparkOffsets.untilOffsets]]).
+   * named by two ranges is refused (see [[SparkOffsets.untilOffsets]]). While ZooKeeper cannot be
+   * reached the result is `deferred` and the next commit writes these offsets; it throws
+   * `ServerTimeoutException` only once commits have failed for longer than the keeper's commit
+   * outage tolerance (see [[io.offsetkeeper.OffsetKeeper#commit]]).
    */
   def commit(ranges: Array[OffsetRange]): CommitResult = keeper.commit(SparkOffsets.untilOffsets(ranges))
 

@@ -1,0 +1,108 @@
+package io.offsetkeeper;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.Test;
+
+/**
+ * Commits while ZooKeeper cannot be reached, across JNI: a ZooKeeper address nothing listens on
+ * (a real refused connection, no mock) stands for the outage.
+ */
+public class CommitOutageTest {
+    @Test
+    public void aResultCarriesWhetherItWasDeferred() {
+        CommitResult deferred = new CommitResult(0, 0, 0, 0, true, 3, 1_500);
+        assertTrue(deferred.deferred());
+        assertEquals(3, deferred.pending());
+        assertEquals(Duration.ofMillis(1_500), deferred.behind());
+        assertTrue(deferred.toString(), deferred.toString().contains("deferred, pending=3"));
+        assertFalse(CommitResult.EMPTY.deferred());
+        assertEquals(0, CommitResult.EMPTY.pending());
+        assertEquals(Duration.ZERO, CommitResult.EMPTY.behind());
+        assertFalse(CommitResult.EMPTY.toString().contains("deferred"));
+    }
+
+    @Test
+    public void theToleranceIsChecked() {
+        try {
+            OffsetKeeper.builder().commitOutageTolerance(-1);
+            fail("a negative tolerance was taken");
+        } catch (IllegalArgumentException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("commitOutageTolerance of -1 ms"));
+        }
+        OffsetKeeper.builder().commitOutageTolerance(Duration.ZERO);
+    }
+
+    @Test
+    public void commitsAreDeferredThenFailPastTheToleranceAndCloseIsBounded() throws Exception {
+        Duration tolerance = Duration.ofSeconds(3);
+        OffsetKeeper keeper = keeper(tolerance);
+        long started = System.nanoTime();
+        CommitResult first = keeper.commit(offsets(5, 0, 1));
+        assertTrue(first.toString(), first.deferred());
+        assertEquals(2, first.pending());
+        assertEquals(0, first.written());
+        CommitResult second = keeper.commit(offsets(6, 0));
+        assertTrue(second.toString(), second.deferred());
+        assertEquals("partition 1 is still pending", 2, second.pending());
+        assertTrue(second.toString(), second.behind().compareTo(first.behind()) > 0);
+        ServerTimeoutException thrown = null;
+        while (thrown == null) {
+            assertTrue("no commit failed 15 s into the outage",
+                    System.nanoTime() - started < Duration.ofSeconds(15).toNanos());
+            try {
+                keeper.commit(offsets(7, 0));
+            } catch (ServerTimeoutException e) {
+                thrown = e;
+            }
+        }
+        assertTrue("thrown before the tolerance passed",
+                System.nanoTime() - started >= tolerance.toNanos());
+        assertTrue(thrown.getMessage(), thrown.getMessage().contains("commit outage tolerance"));
+        long closing = System.nanoTime();
+        keeper.close();
+        long tookMs = (System.nanoTime() - closing) / 1_000_000;
+        // The bound: the ZooKeeper timeout (500 ms) and a moment to close the session.
+        assertTrue("close took " + tookMs + " ms", tookMs < 2_000);
+    }
+
+    @Test
+    public void aToleranceOfZeroFailsAtOnce() throws Exception {
+        try (OffsetKeeper keeper = keeper(Duration.ZERO)) {
+            keeper.commit(offsets(5, 0));
+            fail("a commit went through without ZooKeeper");
+        } catch (ServerTimeoutException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("ZooKeeper at 127.0.0.1:"));
+        }
+    }
+
+    /** A keeper whose ZooKeeper address refuses connections. */
+    private static OffsetKeeper keeper(Duration tolerance) throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        Map<String, Object> kafkaParams = new HashMap<>();
+        kafkaParams.put("bootstrap.servers", "127.0.0.1:1");
+        kafkaParams.put("group.id", "outage");
+        return OffsetKeeper.builder().zookeeper("127.0.0.1:" + port).kafkaParams(kafkaParams)
+                .zookeeperTimeout(Duration.ofMillis(500)).commitOutageTolerance(tolerance)
+                .build();
+    }
+
+    private static Map<TopicPartition, Long> offsets(long offset, int... partitions) {
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        for (int p : partitions) {
+            offsets.put(new TopicPartition("t", p), offset);
+        }
+        return offsets;
+    }
+}
