@@ -371,6 +371,7 @@ impl OffsetKeeper {
                 server,
                 operation: OUTAGE_OPERATION,
                 after: behind,
+                detail: String::new(),
             });
         }
         log::warn!(
