@@ -42,6 +42,15 @@ LOG=$DIR/scenarios.log
 CORE_TESTS=(--test load --test commit --test reliability --test admin)
 CLI_TESTS=(--test cli --test repeated_loads)
 SKIP=(--skip command_config_reaches_the_secured_cluster)
+# Tests whose staging needs an admin API the broker lacks (not an offsetkeeper request): skipped,
+# and said so in the cell's note.
+SKIPPED_NOTE=""
+case $2 in
+  0.10.* | 0.11.*)
+    SKIP+=(--skip added_partitions_are_initialized_and_old_ones_kept)
+    SKIPPED_NOTE="skipped added_partitions_are_initialized_and_old_ones_kept (its staging needs CreatePartitions, Kafka 1.0+)"
+    ;;
+esac
 
 ZK_CLASSPATH=$CLASSPATHS/zk-$ZK_VERSION.txt
 [ -s "$ZK_CLASSPATH" ] || die "no classpath file $ZK_CLASSPATH; run 'gradle compatClasspaths'"
@@ -114,15 +123,15 @@ unset OFFSETKEEPER_CLUSTER_ENV OFFSETKEEPER_SECURE_ENV
 status=pass
 {
   cd "$ROOT"
-  cargo test -p offsetkeeper "${CORE_TESTS[@]}" -- "${SKIP[@]}" || status=fail
-  cargo test -p offsetkeeper-cli "${CLI_TESTS[@]}" -- --nocapture "${SKIP[@]}" || status=fail
+  cargo test --no-fail-fast -p offsetkeeper "${CORE_TESTS[@]}" -- "${SKIP[@]}" || status=fail
+  cargo test --no-fail-fast -p offsetkeeper-cli "${CLI_TESTS[@]}" -- --nocapture "${SKIP[@]}" || status=fail
 } >"$LOG" 2>&1 || status=fail
 
 loads=$(grep -o 'loads: [0-9]* of [0-9]*' "$LOG" | tail -n 1 | sed 's/^loads: //') || true
 passed=$(grep -o '^test result: [a-zA-Z]*\. [0-9]* passed; [0-9]* failed' "$LOG" |
   awk '{p += $4; f += $6} END {printf "%d passed, %d failed", p, f}') || true
 failed=$(grep -o '^test [^ ]* \.\.\. FAILED' "$LOG" | awk '{print $2}' | tr '\n' ' ') || true
-note="$passed${failed:+; failed: $failed}"
+note="$passed${failed:+; failed: $failed}${SKIPPED_NOTE:+; $SKIPPED_NOTE}"
 result "$status" "${loads:--}" "$note"
 log "$CELL: $status ($note; loads ${loads:--}; $((SECONDS - START)) s); log in $LOG"
 [ "$status" = pass ]
