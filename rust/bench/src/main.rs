@@ -30,6 +30,7 @@ use offsetkeeper::kafka::protocol::{
     METADATA_VERSIONS,
 };
 use offsetkeeper::kafka::security::KafkaSecurity;
+use offsetkeeper::zookeeper::{server_version, ServerVersion};
 use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
@@ -63,7 +64,15 @@ async fn open(address: &str) -> Result<Connection> {
 
 impl Floor {
     async fn connect_zk(&self) -> Result<zk::Client> {
+        // The engine's detection, so that the floor sends what the servers parse (a server
+        // before 3.6 has no multi-read: the floor then fails with "unimplemented").
+        let version = server_version::detect(&self.zk_connect, Duration::from_secs(10))
+            .await
+            .map_err(|e| format!("zookeeper connect string: {e}"))?
+            .lowest
+            .unwrap_or(ServerVersion::CONSERVATIVE);
         zk::Client::connector()
+            .with_server_version(version.major, version.minor, version.patch)
             .with_session_timeout(Duration::from_secs(30))
             .with_connection_timeout(Duration::from_secs(10))
             .connect(&self.zk_connect)

@@ -7,7 +7,6 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use offsetkeeper::names::{check_base_path, check_name};
-use offsetkeeper::zookeeper::ZkSecurity;
 use offsetkeeper::{
     CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition,
     ZkConfig,
@@ -71,7 +70,10 @@ impl Context {
                 }
             }
         }
-        let security = ZkSecurity::from_properties(zookeeper_properties)
+        // The zookeeper.* settings, checked before the connect string is looked for.
+        let mut settings = ZkConfig::new(String::new());
+        settings
+            .apply_properties(zookeeper_properties)
             .map_err(|err| Failure::usage(reason(err)))?;
         if let Some(bootstrap) = &connection.bootstrap_servers {
             kafka_params.retain(|(key, _)| key != "bootstrap.servers");
@@ -87,7 +89,8 @@ impl Context {
         let mut zookeeper = ZkConfig::new(connect);
         zookeeper.base_path = connection.base_path.clone();
         zookeeper.request_timeout = timeout;
-        zookeeper.security = security;
+        zookeeper.security = settings.security;
+        zookeeper.server_version = settings.server_version;
         Ok(Context {
             zookeeper,
             kafka_params,

@@ -256,6 +256,12 @@ impl OffsetKeeper {
             .unwrap_or(self.store.config().session_timeout + EXPIRY_SLACK)
     }
 
+    /// The ZooKeeper server version the session's requests are chosen for, and how it was
+    /// learned; `None` before the first ZooKeeper call.
+    pub fn zookeeper_server_version(&self) -> Option<crate::zookeeper::LearnedVersion> {
+        self.store.server_version()
+    }
+
     /// The ZooKeeper session's id and password, for tests that expire it from outside.
     #[doc(hidden)]
     pub fn zookeeper_session(&self) -> Option<zookeeper_client::SessionInfo> {

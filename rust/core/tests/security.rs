@@ -100,7 +100,7 @@ fn refs<'a>(pairs: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)>
 /// A plain client, with digest credentials when given.
 fn client(zookeeper: &str, digest: Option<&str>) -> (tokio::runtime::Runtime, zk::Client) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let mut connector = zk::Client::connector();
+    let mut connector = runtime.block_on(support::zk_connector(zookeeper));
     if let Some(credentials) = digest {
         connector = connector.with_auth("digest", credentials.as_bytes());
     }

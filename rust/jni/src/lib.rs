@@ -11,7 +11,6 @@ mod logging;
 use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
-use offsetkeeper::zookeeper::ZkSecurity;
 use offsetkeeper::{
     Action, KafkaSettings, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing,
     Ownership, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
@@ -73,7 +72,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
                 &["zookeeperKeys", "zookeeperValues"],
                 &[zk_keys.len(), zk_values.len()],
             )?;
-            zookeeper.security = ZkSecurity::from_properties(zk_keys.iter().zip(&zk_values))?;
+            zookeeper.apply_properties(zk_keys.iter().zip(&zk_values))?;
             let kafka = KafkaSettings::from_params(keys.iter().zip(&values))?;
             let mut config = KeeperConfig::new(zookeeper, kafka);
             config.kafka_timeout = millis(kafka_timeout_ms, "kafkaTimeoutMs")?;

@@ -2,10 +2,11 @@
 
 pub mod layout;
 pub mod security;
+pub mod server_version;
 
 use std::borrow::Borrow;
+use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use zookeeper_client as zk;
@@ -13,6 +14,7 @@ use zookeeper_client as zk;
 use crate::error::{Error, Result};
 use crate::names::check_base_path;
 pub use security::{AclPolicy, ZkSecurity};
+pub use server_version::ServerVersion;
 
 /// ZooKeeper's default `jute.maxbuffer` is 1 MiB less one byte; requests stay below it with
 /// room for headers.
@@ -35,6 +37,9 @@ pub struct ZkConfig {
     pub read_mode: ReadMode,
     /// Authentication and the ACL of created nodes.
     pub security: ZkSecurity,
+    /// The servers' version (`zookeeper.server.version`); `None`: asked with `srvr` when a
+    /// session is opened.
+    pub server_version: Option<ServerVersion>,
 }
 
 impl ZkConfig {
@@ -47,14 +52,37 @@ impl ZkConfig {
             base_path: layout::DEFAULT_BASE_PATH.to_string(),
             read_mode: ReadMode::Multi,
             security: ZkSecurity::default(),
+            server_version: None,
         }
+    }
+
+    /// Sets what the `zookeeper.*` properties say (security, `zookeeper.server.version`); other
+    /// keys are not looked at. A bad value is an error naming its key.
+    pub fn apply_properties<K, V>(
+        &mut self,
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<()>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let properties: Vec<(K, V)> = properties.into_iter().collect();
+        let mut server_version = None;
+        for (key, value) in &properties {
+            if key.as_ref().trim() == server_version::PROPERTY {
+                server_version = Some(ServerVersion::from_property(value.as_ref())?);
+            }
+        }
+        self.security = ZkSecurity::from_properties(properties)?;
+        self.server_version = server_version;
+        Ok(())
     }
 }
 
 /// How to read many znodes at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadMode {
-    /// One multi-read request (ZooKeeper 3.6+); falls back to pipelined reads on older servers.
+    /// One multi-read request when the servers run ZooKeeper 3.6 or later, else pipelined.
     Multi,
     /// All reads sent at once on the session, answered in order.
     Pipelined,
@@ -151,11 +179,40 @@ pub struct Refused {
     pub error: zk::Error,
 }
 
+/// How the version a session speaks to was learned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionSource {
+    /// `zookeeper.server.version`.
+    Configured,
+    /// The lowest `srvr` answer of the servers.
+    Srvr,
+    /// No server told its version: the oldest protocol that the connection can meet.
+    Assumed,
+}
+
+/// The server version the current session's requests are chosen for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LearnedVersion {
+    pub version: ServerVersion,
+    pub source: VersionSource,
+}
+
+impl fmt::Display for LearnedVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = match self.source {
+            VersionSource::Configured => "from zookeeper.server.version",
+            VersionSource::Srvr => "from srvr",
+            VersionSource::Assumed => "assumed: unknown",
+        };
+        write!(f, "{} ({how})", self.version)
+    }
+}
+
 /// A ZooKeeper session shared by every call; replaced transparently when it expires.
 pub struct ZkStore {
     config: ZkConfig,
     session: tokio::sync::Mutex<Option<zk::Client>>,
-    server_lacks_multi_read: AtomicBool,
+    server_version: std::sync::Mutex<Option<LearnedVersion>>,
 }
 
 impl ZkStore {
@@ -180,12 +237,21 @@ impl ZkStore {
         Ok(ZkStore {
             config,
             session: tokio::sync::Mutex::new(None),
-            server_lacks_multi_read: AtomicBool::new(false),
+            server_version: std::sync::Mutex::new(None),
         })
     }
 
     pub fn config(&self) -> &ZkConfig {
         &self.config
+    }
+
+    /// The server version the last session opened chose its requests for; `None` before the
+    /// first session.
+    pub fn server_version(&self) -> Option<LearnedVersion> {
+        *self
+            .server_version
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Reads many znodes; `None` where a node does not exist. Results follow `paths`' order.
@@ -209,23 +275,18 @@ impl ZkStore {
     }
 
     async fn read_chunk(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
-        let use_multi = self.config.read_mode == ReadMode::Multi
-            && !self.server_lacks_multi_read.load(Ordering::Relaxed);
-        if use_multi {
-            match self.multi_read(paths).await {
-                Err(Error::ZooKeeper {
-                    source: zk::Error::Unimplemented,
-                    ..
-                }) => {
-                    log::info!(
-                        "ZooKeeper server has no multi-read (before 3.6); using pipelined reads"
-                    );
-                    self.server_lacks_multi_read.store(true, Ordering::Relaxed);
-                }
-                other => return other,
-            }
+        // The session's version is known once it is open. A server before 3.6 closes the
+        // connection on a multi-read, so it is never sent one.
+        self.client().await?;
+        let multi_read = self.config.read_mode == ReadMode::Multi
+            && self
+                .server_version()
+                .is_some_and(|learned| learned.version.has_multi_read());
+        if multi_read {
+            self.multi_read(paths).await
+        } else {
+            self.pipelined_read(paths).await
         }
-        self.pipelined_read(paths).await
     }
 
     async fn multi_read(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
@@ -472,10 +533,17 @@ impl ZkStore {
                 return Ok(client.clone());
             }
         }
+        let (learned, warning) = self.learn_server_version().await?;
+        let ServerVersion {
+            major,
+            minor,
+            patch,
+        } = learned.version;
         let connector = self
             .config
             .security
             .apply(zk::Client::connector())?
+            .with_server_version(major, minor, patch)
             .with_session_timeout(self.config.session_timeout)
             .with_connection_timeout(self.config.request_timeout);
         let secure = self.config.security.tls.is_some();
@@ -492,8 +560,69 @@ impl ZkStore {
             Ok(Err(zk::Error::Timeout)) | Err(_) => return Err(self.timeout("connect")),
             Ok(Err(err)) => return Err(zk_error("connect", &self.config.connect, err)),
         };
+        // Warned only now: when no server is reachable, the connect error says enough.
+        if let Some(warning) = warning {
+            log::warn!("{warning}");
+        }
+        log::info!(
+            "ZooKeeper session 0x{:x} at {}: server version {learned}",
+            client.session_id().0,
+            self.config.connect
+        );
+        *self
+            .server_version
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(learned);
         *session = Some(client.clone());
         Ok(client)
+    }
+
+    /// The version requests are chosen for: `zookeeper.server.version`, else the servers'
+    /// lowest `srvr` answer, else the oldest protocol the connection can meet; with the
+    /// warning to log once the session is open, when the version is assumed.
+    async fn learn_server_version(&self) -> Result<(LearnedVersion, Option<String>)> {
+        if let Some(version) = self.config.server_version {
+            let learned = LearnedVersion {
+                version,
+                source: VersionSource::Configured,
+            };
+            return Ok((learned, None));
+        }
+        if self.config.security.tls.is_some() {
+            // Not asked over TLS (it would need zookeeper-client's TLS settings again); TLS
+            // itself came with 3.5.1, so `Create2` is safe and the multi-read is not. The
+            // session's INFO line says the version is assumed; `zookeeper.server.version`
+            // enables multi-reads.
+            let learned = LearnedVersion {
+                version: ServerVersion::FIRST_WITH_TLS,
+                source: VersionSource::Assumed,
+            };
+            return Ok((learned, None));
+        }
+        let detected =
+            server_version::detect(&self.config.connect, self.config.request_timeout).await?;
+        if let Some(version) = detected.lowest {
+            let learned = LearnedVersion {
+                version,
+                source: VersionSource::Srvr,
+            };
+            return Ok((learned, None));
+        }
+        let why: Vec<String> = detected
+            .silent
+            .iter()
+            .map(|(host, why)| format!("{host} {why}"))
+            .collect();
+        let warning = format!(
+            "no ZooKeeper server told its version to srvr ({}); using the protocol every version takes (plain creates, single reads). Fix: set {}=<version> or allow srvr on the servers (4lw.commands.whitelist=srvr)",
+            why.join("; "),
+            server_version::PROPERTY
+        );
+        let learned = LearnedVersion {
+            version: ServerVersion::CONSERVATIVE,
+            source: VersionSource::Assumed,
+        };
+        Ok((learned, Some(warning)))
     }
 
     fn timeout(&self, operation: &'static str) -> Error {

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::pem::pem_text;
 
 /// The keys understood, for messages.
-const KEYS: &str = "zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password, zookeeper.ssl.client.enable, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.type, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.type, zookeeper.ssl.endpoint.identification.algorithm";
+const KEYS: &str = "zookeeper.server.version, zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password, zookeeper.ssl.client.enable, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.type, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.type, zookeeper.ssl.endpoint.identification.algorithm";
 
 /// TLS to ZooKeeper: the CA certificates and an optional client identity, as PEM text.
 #[derive(Clone, PartialEq, Eq)]
@@ -130,6 +130,8 @@ impl ZkSecurity {
                         .push((scheme.trim().to_string(), credentials.to_string()));
                 }
                 "zookeeper.acl" => security.acl = parse_acl(value)?,
+                // Not security: read by `ZkConfig::apply_properties`.
+                super::server_version::PROPERTY => {}
                 "zookeeper.sasl.mechanism" => mechanism = Some(value.trim().to_string()),
                 "zookeeper.sasl.username" => username = Some(value.to_string()),
                 "zookeeper.sasl.password" => password = Some(value.to_string()),

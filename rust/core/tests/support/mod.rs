@@ -19,6 +19,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
+use offsetkeeper::zookeeper::{server_version, ServerVersion};
 use offsetkeeper::{KafkaSettings, KeeperConfig, OffsetKeeper, ZkConfig};
 
 pub static RUNTIME: Lazy<Runtime> = Lazy::new(|| Runtime::new().expect("test runtime"));
@@ -397,6 +398,22 @@ impl Kafka {
     }
 }
 
+/// The servers' version as the engine learns it (`srvr`), or the protocol every version takes
+/// when they do not tell.
+pub async fn zk_server_version(connect: &str) -> ServerVersion {
+    server_version::detect(connect, Duration::from_secs(10))
+        .await
+        .expect("a valid connect string")
+        .lowest
+        .unwrap_or(ServerVersion::CONSERVATIVE)
+}
+
+/// A plain zookeeper-client connector that sends only requests the servers understand.
+pub async fn zk_connector(connect: &str) -> zk::Connector {
+    let version = zk_server_version(connect).await;
+    zk::Client::connector().with_server_version(version.major, version.minor, version.patch)
+}
+
 /// Raw ZooKeeper access, to stage znodes and read back what offsetkeeper wrote.
 pub struct Zk {
     client: zk::Client,
@@ -405,7 +422,12 @@ pub struct Zk {
 impl Zk {
     pub fn new(cluster: &Cluster) -> Zk {
         let client = RUNTIME
-            .block_on(zk::Client::connect(&cluster.zookeeper))
+            .block_on(async {
+                zk_connector(&cluster.zookeeper)
+                    .await
+                    .connect(&cluster.zookeeper)
+                    .await
+            })
             .expect("connect to ZooKeeper");
         Zk { client }
     }

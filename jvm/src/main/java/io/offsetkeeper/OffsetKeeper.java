@@ -465,7 +465,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
 
         /**
-         * One ZooKeeper security setting, the same keys as the CLI's {@code --command-config}:
+         * One ZooKeeper setting, the same keys as the CLI's {@code --command-config}:
          * <ul>
          *   <li>{@code zookeeper.auth}: {@code scheme:credentials} sent as {@code addauth} on
          *       every session, e.g. {@code digest:alice:secret};
@@ -476,7 +476,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          *       {@code zookeeper.sasl.username}, {@code zookeeper.sasl.password}: a SASL login;
          *   <li>{@code zookeeper.ssl.client.enable} ({@code true}),
          *       {@code zookeeper.ssl.truststore.location} / {@code .type} ({@code PEM}),
-         *       {@code zookeeper.ssl.keystore.location} / {@code .type} ({@code PEM}): TLS.
+         *       {@code zookeeper.ssl.keystore.location} / {@code .type} ({@code PEM}): TLS;
+         *   <li>{@code zookeeper.server.version}: the servers' version, e.g. {@code 3.4.14},
+         *       instead of asking them with the {@code srvr} four-letter word.
          * </ul>
          * Values are checked when the keeper opens; secrets never appear in messages or
          * {@link #toString()}.
