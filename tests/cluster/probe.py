@@ -7,6 +7,9 @@
                                      standalone, or leader/follower of a quorum)
   probe.py zk-ephemeral HOST:PORT P  znode P is a live ephemeral (4lw `dump`)
   probe.py kafka-ready HOST:PORT ID  Metadata lists broker ID and it is the controller
+  probe.py kafka-brokers HOST:PORT N [ID]
+                                     Metadata lists at least N brokers (and broker ID); for
+                                     KRaft, whose Metadata names no real controller
 """
 import socket
 import struct
@@ -54,7 +57,7 @@ def recv_exact(s, n):
     return buf
 
 
-def kafka_ready(hostport, broker_id):
+def kafka_metadata(hostport):
     # Metadata v1 with an empty topic list: brokers + controller, nothing else.
     # Unlike a bare port check it only succeeds once the broker serves requests
     # and the controller has published it, so topics can be created right away.
@@ -75,7 +78,17 @@ def kafka_ready(hostport, broker_id):
         pos += 2 + max(rlen, 0)  # rack (nullable)
         ids.append(node)
     (controller,) = struct.unpack_from(">i", data, pos)
+    return ids, controller
+
+
+def kafka_ready(hostport, broker_id):
+    ids, controller = kafka_metadata(hostport)
     return broker_id in ids and controller == broker_id
+
+
+def kafka_brokers(hostport, n, broker_id=None):
+    ids, _ = kafka_metadata(hostport)
+    return len(ids) >= n and (broker_id is None or broker_id in ids)
 
 
 def main(argv):
@@ -90,6 +103,8 @@ def main(argv):
         return args[1] in (line.strip() for line in four_letter(args[0], "dump").splitlines())
     if cmd == "kafka-ready":
         return kafka_ready(args[0], int(args[1]))
+    if cmd == "kafka-brokers":
+        return kafka_brokers(args[0], int(args[1]), int(args[2]) if len(args) > 2 else None)
     sys.exit(__doc__)
 
 

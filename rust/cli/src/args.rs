@@ -63,10 +63,12 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "PATH", default_value = "/consumers")]
     pub base_path: String,
 
-    /// Bound on each ZooKeeper and Kafka request, in milliseconds
-    #[arg(long, global = true, value_name = "MS", default_value_t = 10_000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub timeout: u64,
+    /// Bound on each ZooKeeper request (default 10000) and, when given, the deadline of each
+    /// Kafka operation (else default.api.timeout.ms of --command-config, else 60000), in
+    /// milliseconds
+    #[arg(long, global = true, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
+    pub timeout: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -431,7 +433,7 @@ mod tests {
             assert_eq!(cli.connection.zookeeper.as_deref(), Some("z:1"));
             assert_eq!(cli.connection.group.as_deref(), Some("g"));
             assert_eq!(cli.connection.base_path, "/consumers");
-            assert_eq!(cli.connection.timeout, 10_000);
+            assert_eq!(cli.connection.timeout, None);
         }
     }
 

@@ -22,6 +22,9 @@ use crate::files::{
 };
 use crate::migrate::ConsumerGroups;
 use crate::output::{json_string, Json, Rows};
+
+/// `--timeout` when not given: ZooKeeper's request timeout.
+const DEFAULT_TIMEOUT: Duration = Duration::from_millis(10_000);
 use crate::plan::{delta, lag, plan, Planned, Status, Target};
 use crate::{emit, reason, Failure};
 
@@ -48,7 +51,10 @@ struct Context {
     zookeeper: ZkConfig,
     kafka_params: Vec<(String, String)>,
     group: Option<String>,
+    /// ZooKeeper's request timeout, and the migrate consumer's.
     timeout: Duration,
+    /// `--timeout` when given: then also the Kafka deadline.
+    kafka_timeout: Option<Duration>,
 }
 
 impl Context {
@@ -85,7 +91,8 @@ impl Context {
             )
         })?;
         check_base_path(&connection.base_path).map_err(|err| Failure::usage(reason(err)))?;
-        let timeout = Duration::from_millis(connection.timeout);
+        let kafka_timeout = connection.timeout.map(Duration::from_millis);
+        let timeout = kafka_timeout.unwrap_or(DEFAULT_TIMEOUT);
         let mut zookeeper = ZkConfig::new(connect);
         zookeeper.base_path = connection.base_path.clone();
         zookeeper.request_timeout = timeout;
@@ -96,6 +103,7 @@ impl Context {
             kafka_params,
             group: connection.group.clone(),
             timeout,
+            kafka_timeout,
         })
     }
 
@@ -119,7 +127,7 @@ impl Context {
 
     fn with_kafka(&self, command: &str) -> Result<OffsetKeeper, Failure> {
         let mut config = KeeperConfig::new(self.zookeeper.clone(), self.kafka_settings(command)?);
-        config.kafka_timeout = self.timeout;
+        config.kafka_timeout = self.kafka_timeout;
         // An operator's tool: it never takes a running job's partitions.
         config.ownership.enabled = false;
         Ok(OffsetKeeper::open(config)?)

@@ -37,11 +37,13 @@ pub enum Error {
     },
 
     /// A server did not answer in time.
-    #[error("{server} did not answer {operation} within {} ms", .after.as_millis())]
+    #[error("{server} did not answer {operation} within {} ms{detail}", .after.as_millis())]
     Timeout {
         server: String,
         operation: &'static str,
         after: Duration,
+        /// What was tried and the last cause, when known (else empty).
+        detail: String,
     },
 
     /// A validation policy set to `fail` met a partition it covers.

@@ -29,8 +29,11 @@ const EXPIRY_SLACK: Duration = Duration::from_secs(5);
 pub struct KeeperConfig {
     pub zookeeper: ZkConfig,
     pub kafka: KafkaSettings,
-    /// Bound on each Kafka request (metadata, list offsets).
-    pub kafka_timeout: Duration,
+    /// Deadline of each Kafka operation of a load (Metadata, ListOffsets, their retries
+    /// included). `None` (the default): the job's `default.api.timeout.ms` when its kafkaParams
+    /// set it, else 60 s, Kafka's default, which outlasts the ~9 s Kafka takes to fence a
+    /// dead broker and move its partitions' leadership. `Some` wins over the kafkaParams.
+    pub kafka_timeout: Option<Duration>,
     pub policy: Policy,
     /// Fencing: every commit checks, in its multi, the znode versions this keeper last saw, so
     /// that a concurrent writer makes it fail with [`Error::CommitConflict`]. On by default.
@@ -75,7 +78,7 @@ impl KeeperConfig {
         KeeperConfig {
             zookeeper,
             kafka,
-            kafka_timeout: Duration::from_secs(10),
+            kafka_timeout: None,
             policy,
             fencing: true,
             monotonic: true,

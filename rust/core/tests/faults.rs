@@ -30,7 +30,7 @@ fn stopped_servers_fail_calls_within_their_timeout_and_nothing_is_half_written()
         kafka.produce(&topic, p, 5);
     }
     let keeper = keeper_with(&cluster, &[], |c| {
-        c.kafka_timeout = TIMEOUT;
+        c.kafka_timeout = Some(TIMEOUT);
         c.zookeeper.request_timeout = TIMEOUT;
         c.zookeeper.session_timeout = Duration::from_secs(6);
     });

@@ -71,7 +71,7 @@ fn keeper_with_kafka(
     zk.request_timeout = Duration::from_secs(5);
     let kafka = KafkaSettings::from_params(kafka_params.iter().copied())?;
     let mut config = KeeperConfig::new(zk, kafka);
-    config.kafka_timeout = Duration::from_secs(5);
+    config.kafka_timeout = Some(Duration::from_secs(5));
     OffsetKeeper::open(config)
 }
 

@@ -75,7 +75,11 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
             zookeeper.apply_properties(zk_keys.iter().zip(&zk_values))?;
             let kafka = KafkaSettings::from_params(keys.iter().zip(&values))?;
             let mut config = KeeperConfig::new(zookeeper, kafka);
-            config.kafka_timeout = millis(kafka_timeout_ms, "kafkaTimeoutMs")?;
+            // -1: not set on the builder; the kafkaParams' default.api.timeout.ms, else 60 s.
+            config.kafka_timeout = match kafka_timeout_ms {
+                -1 => None,
+                ms => Some(millis(ms, "kafkaTimeoutMs")?),
+            };
             config.policy = policy(
                 env,
                 config.policy,

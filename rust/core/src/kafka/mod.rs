@@ -36,12 +36,28 @@ use security::KafkaSecurity;
 const LANES: usize = 2;
 const DEFAULT_PORT: u16 = 9092;
 const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(100);
+/// Kafka's `default.api.timeout.ms`: the deadline of one operation (a load's Metadata and
+/// ListOffsets, retries included) unless the job sets its own. Long enough to outlast the
+/// fencing of a dead broker (`broker.session.timeout.ms`, 9 s), after which its partitions get
+/// new leaders.
+pub const DEFAULT_API_TIMEOUT: Duration = Duration::from_secs(60);
+/// Kafka's `request.timeout.ms`: one request on one connection; past it the connection is
+/// dropped and the request asked again, after fresh metadata.
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Kafka's `socket.connection.setup.timeout.ms`: one connection's TCP connect, TLS handshake,
+/// ApiVersions and SASL login.
+const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Kafka's timeouts are Java ints.
+const MAX_TIMEOUT_MS: u64 = i32::MAX as u64;
 
 /// A metadata and ListOffsets client for one cluster. Connections open on first use and are
 /// kept; one that fails is dropped and opened again by the next request.
 pub struct Brokers {
     settings: KafkaSettings,
+    /// The deadline of one operation, retries included.
     timeout: Duration,
+    request_timeout: Duration,
+    setup_timeout: Duration,
     bootstrap: Vec<String>,
     client_id: String,
     security: KafkaSecurity,
@@ -65,14 +81,100 @@ struct Lanes([tokio::sync::Mutex<Option<Connection>>; LANES]);
 /// A failed attempt worth repeating (leadership moving, a broker restarting), with its cause.
 struct Retriable(String);
 
-impl Brokers {
-    /// Checks the settings; connects on first use. Every call is bounded by `timeout`.
-    pub fn new(settings: KafkaSettings, timeout: Duration) -> Result<Brokers> {
-        if timeout.is_zero() {
-            return Err(Error::invalid(
-                "Kafka request timeout is 0 ms; allowed: 1 ms or more",
-            ));
+/// One operation's deadline and what it met on the way, for the message when it gives up.
+struct Attempt {
+    deadline: Instant,
+    /// Brokers asked, in order, each once.
+    tried: Mutex<Vec<String>>,
+    last_cause: Mutex<Option<String>>,
+}
+
+impl Attempt {
+    fn new(timeout: Duration) -> Attempt {
+        Attempt {
+            deadline: Instant::now() + timeout,
+            tried: Mutex::new(Vec::new()),
+            last_cause: Mutex::new(None),
         }
+    }
+
+    fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    fn asked(&self, address: &str) {
+        let mut tried = lock(&self.tried);
+        if !tried.iter().any(|a| a == address) {
+            tried.push(address.to_string());
+        }
+    }
+
+    fn failed(&self, cause: &str) {
+        *lock(&self.last_cause) = Some(cause.to_string());
+    }
+
+    /// "brokers tried: a, b; last cause: ..." for the message at the deadline.
+    fn summary(&self) -> String {
+        let tried = lock(&self.tried);
+        let tried = if tried.is_empty() {
+            "none".to_string()
+        } else {
+            tried.join(", ")
+        };
+        let cause = lock(&self.last_cause)
+            .clone()
+            .unwrap_or_else(|| "none".to_string());
+        format!("brokers tried: {tried}; last cause: {cause}")
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A timeout setting of the job's kafkaParams in milliseconds, or `default` when unset.
+fn timeout_setting(settings: &KafkaSettings, key: &str, default: Duration) -> Result<Duration> {
+    match settings.get(key) {
+        None => Ok(default),
+        Some(value) => value
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|ms| (1..=MAX_TIMEOUT_MS).contains(ms))
+            .map(Duration::from_millis)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "{key} '{value}' is not allowed; allowed: a whole number of milliseconds from 1 to {MAX_TIMEOUT_MS}"
+                ))
+            }),
+    }
+}
+
+impl Brokers {
+    /// Checks the settings; connects on first use. Each operation (Metadata, ListOffsets, with
+    /// their retries) is bounded by `timeout` when given, else by the job's
+    /// `default.api.timeout.ms`, else by 60 s as in Kafka's clients; each request on one
+    /// connection by `request.timeout.ms` (30 s), each connection set-up by
+    /// `socket.connection.setup.timeout.ms` (10 s), and both by what is left of the deadline.
+    pub fn new(settings: KafkaSettings, timeout: Option<Duration>) -> Result<Brokers> {
+        let timeout = match timeout {
+            Some(timeout) if timeout.is_zero() => {
+                return Err(Error::invalid(
+                    "Kafka timeout is 0 ms; allowed: 1 ms or more",
+                ))
+            }
+            Some(timeout) => timeout,
+            None => timeout_setting(&settings, "default.api.timeout.ms", DEFAULT_API_TIMEOUT)?,
+        };
+        let request_timeout =
+            timeout_setting(&settings, "request.timeout.ms", DEFAULT_REQUEST_TIMEOUT)?;
+        let setup_timeout = timeout_setting(
+            &settings,
+            "socket.connection.setup.timeout.ms",
+            DEFAULT_SETUP_TIMEOUT,
+        )?;
         let security = KafkaSecurity::from_settings(&settings)?;
         let read_committed = match settings.get("isolation.level") {
             None | Some("read_uncommitted") => false,
@@ -102,6 +204,8 @@ impl Brokers {
             retry_backoff,
             settings,
             timeout,
+            request_timeout,
+            setup_timeout,
             view: Mutex::new(ClusterView::default()),
             connections: Mutex::new(HashMap::new()),
         })
@@ -109,6 +213,11 @@ impl Brokers {
 
     pub fn settings(&self) -> &KafkaSettings {
         &self.settings
+    }
+
+    /// The deadline of one operation.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// The partitions of each topic, from broker metadata, in the order asked. An unknown topic
@@ -132,10 +241,10 @@ impl Brokers {
         if topics.is_empty() {
             return Ok(BTreeMap::new());
         }
-        self.bounded("metadata request", async {
-            let retry = self.retry();
+        let attempt = Attempt::new(self.timeout);
+        self.bounded("metadata request", &attempt, async {
             loop {
-                let metadata = self.metadata(Some(topics)).await?;
+                let metadata = self.metadata(&attempt, Some(topics)).await?;
                 let mut found = BTreeMap::new();
                 let mut cause = None;
                 for topic in metadata.topics {
@@ -166,7 +275,7 @@ impl Brokers {
                 match cause {
                     None => return Ok(found),
                     Some(cause) => {
-                        self.pause(&retry, "metadata request", Retriable(cause))
+                        self.pause(&attempt, "metadata request", Retriable(cause))
                             .await?
                     }
                 }
@@ -178,8 +287,9 @@ impl Brokers {
     /// Every topic of the cluster except Kafka's internal ones (`__consumer_offsets`, ...),
     /// sorted.
     pub async fn topics(&self) -> Result<Vec<String>> {
+        let attempt = Attempt::new(self.timeout);
         let metadata = self
-            .bounded("metadata request", self.metadata(None))
+            .bounded("metadata request", &attempt, self.metadata(&attempt, None))
             .await?;
         let mut topics: Vec<String> = metadata
             .topics
@@ -200,11 +310,12 @@ impl Brokers {
         if partitions.is_empty() {
             return Ok(FastMap::default());
         }
+        let attempt = Attempt::new(self.timeout);
         let (earliest, mut latest) = self
-            .bounded("list offsets", async {
+            .bounded("list offsets", &attempt, async {
                 futures::try_join!(
-                    self.list_offsets(partitions, EARLIEST, 0),
-                    self.list_offsets(partitions, LATEST, 1)
+                    self.list_offsets(&attempt, partitions, EARLIEST, 0),
+                    self.list_offsets(&attempt, partitions, LATEST, 1)
                 )
             })
             .await?;
@@ -235,10 +346,12 @@ impl Brokers {
         if partitions.is_empty() {
             return Ok(HashMap::new());
         }
+        let attempt = Attempt::new(self.timeout);
         let found = self
             .bounded(
                 "list offsets for a timestamp",
-                self.list_offsets(partitions, timestamp_ms, 0),
+                &attempt,
+                self.list_offsets(&attempt, partitions, timestamp_ms, 0),
             )
             .await?;
         Ok(found
@@ -251,12 +364,12 @@ impl Brokers {
     /// again after fresh metadata for partitions whose leadership moved, until the deadline.
     async fn list_offsets(
         &self,
+        attempt: &Attempt,
         partitions: &[TopicPartition],
         timestamp: i64,
         lane: usize,
     ) -> Result<FastMap<TopicPartition, i64>> {
         const OPERATION: &str = "list offsets";
-        let retry = self.retry();
         let mut answers = FastMap::default();
         answers.reserve(partitions.len());
         let mut pending: Vec<&TopicPartition> = partitions.iter().collect();
@@ -286,6 +399,7 @@ impl Brokers {
                 }
                 let read_committed = self.read_committed;
                 self.call(
+                    attempt,
                     address,
                     lane,
                     "ListOffsets",
@@ -339,14 +453,14 @@ impl Brokers {
                 return Ok(answers);
             }
             let cause = cause.unwrap_or_else(|| format!("{} went unanswered", again[0]));
-            self.pause(&retry, OPERATION, Retriable(cause)).await?;
+            self.pause(attempt, OPERATION, Retriable(cause)).await?;
             let topics: Vec<String> = again
                 .iter()
                 .map(|tp| tp.topic.clone())
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
-            let metadata = self.metadata(Some(&topics)).await?;
+            let metadata = self.metadata(attempt, Some(&topics)).await?;
             if let Some(gone) = metadata.topics.iter().find(|t| t.error == 3) {
                 return Err(Error::UnknownTopic {
                     topic: gone.name.clone(),
@@ -359,7 +473,7 @@ impl Brokers {
 
     /// One Metadata request, to the broker that answered last, else to each bootstrap and known
     /// broker in turn. The answer updates the brokers' addresses and the partitions' leaders.
-    async fn metadata(&self, topics: Option<&[String]>) -> Result<Metadata> {
+    async fn metadata(&self, attempt: &Attempt, topics: Option<&[String]>) -> Result<Metadata> {
         let candidates: Vec<String> = {
             let view = self.view();
             let mut candidates: Vec<String> = view.metadata_broker.iter().cloned().collect();
@@ -369,12 +483,12 @@ impl Brokers {
             candidates.retain(|address| seen.insert(address.clone()));
             candidates
         };
-        let retry = self.retry();
         loop {
             let mut failures = Vec::new();
             for address in &candidates {
                 let answer = self
                     .call(
+                        attempt,
                         address,
                         0,
                         "Metadata",
@@ -400,16 +514,41 @@ impl Brokers {
                 }
             }
             let cause = format!("no broker answered ({})", failures.join("; "));
-            self.pause(&retry, "metadata request", Retriable(cause))
+            self.pause(attempt, "metadata request", Retriable(cause))
                 .await?;
         }
     }
 
     /// One request on `lane` of the broker at `address`, with the highest version both speak;
     /// `body` encodes it for that version. A kept connection that fails is replaced and the
-    /// request sent once more on a new one.
+    /// request sent once more on a new one. The connection set-up and the request are each
+    /// bounded by their timeout and by what is left of the deadline, so that a dead or hung
+    /// broker costs one bounded try and the caller can ask fresh metadata for another leader.
+    #[allow(clippy::too_many_arguments)]
     async fn call(
         &self,
+        attempt: &Attempt,
+        address: &str,
+        lane: usize,
+        api: &'static str,
+        api_key: i16,
+        versions: std::ops::RangeInclusive<i16>,
+        body: impl Fn(i16) -> protocol::Writer,
+    ) -> std::result::Result<(i16, Vec<u8>), CallError> {
+        attempt.asked(address);
+        let result = self
+            .call_once(attempt, address, lane, api, api_key, versions, body)
+            .await;
+        if let Err(err) = &result {
+            attempt.failed(&format!("broker {address}: {err}"));
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn call_once(
+        &self,
+        attempt: &Attempt,
         address: &str,
         lane: usize,
         api: &'static str,
@@ -424,15 +563,27 @@ impl Brokers {
             let connection = match slot.as_mut() {
                 Some(connection) => connection,
                 None => {
-                    slot.insert(Connection::open(address, &self.client_id, &self.security).await?)
+                    let limit = self.setup_timeout.min(attempt.remaining());
+                    let open = Connection::open(address, &self.client_id, &self.security);
+                    let connection = tokio::time::timeout(limit, open)
+                        .await
+                        .map_err(|_| timed_out("connecting", limit))??;
+                    slot.insert(connection)
                 }
             };
             let version = connection.version(api, api_key, versions.clone())?;
-            match connection.call(api_key, version, &body(version).buf).await {
+            let limit = self.request_timeout.min(attempt.remaining());
+            let answer =
+                tokio::time::timeout(limit, connection.call(api_key, version, &body(version).buf))
+                    .await
+                    .unwrap_or_else(|_| Err(timed_out(api, limit)));
+            match answer {
                 Ok(answer) => return Ok((version, answer)),
                 Err(err) => {
+                    // A timed-out connection may still get the old answer: never reuse it.
                     *slot = None;
-                    if !(reused && matches!(err, CallError::Io(_))) {
+                    let timed_out = matches!(&err, CallError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut);
+                    if !(reused && !timed_out && matches!(err, CallError::Io(_))) {
                         return Err(err);
                     }
                     reused = false;
@@ -442,10 +593,7 @@ impl Brokers {
     }
 
     fn lanes(&self, address: &str) -> Arc<Lanes> {
-        let mut connections = self
-            .connections
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut connections = lock(&self.connections);
         connections
             .entry(address.to_string())
             .or_insert_with(|| {
@@ -457,26 +605,25 @@ impl Brokers {
     }
 
     fn view(&self) -> MutexGuard<'_, ClusterView> {
-        self.view
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn retry(&self) -> Instant {
-        Instant::now() + self.timeout
+        lock(&self.view)
     }
 
     /// Waits out the retry backoff, or gives up with the cause when the deadline would pass.
     async fn pause(
         &self,
-        deadline: &Instant,
+        attempt: &Attempt,
         operation: &'static str,
         cause: Retriable,
     ) -> Result<()> {
-        if Instant::now() + self.retry_backoff >= *deadline {
+        attempt.failed(&cause.0);
+        if Instant::now() + self.retry_backoff >= attempt.deadline {
             return Err(self.failed(
                 operation,
-                &format!("gave up after {} ms: {}", self.timeout.as_millis(), cause.0),
+                &format!(
+                    "gave up after {} ms; {}",
+                    self.timeout.as_millis(),
+                    attempt.summary()
+                ),
             ));
         }
         log::debug!("Kafka {operation}: {}; asking again", cause.0);
@@ -484,19 +631,22 @@ impl Brokers {
         Ok(())
     }
 
-    /// `work` bounded by the request timeout.
+    /// `work` bounded by the operation's deadline (a backstop: its requests are bounded by
+    /// what is left of it and give up on their own).
     async fn bounded<T>(
         &self,
         operation: &'static str,
+        attempt: &Attempt,
         work: impl Future<Output = Result<T>>,
     ) -> Result<T> {
-        tokio::time::timeout(self.timeout, work)
+        tokio::time::timeout_at(attempt.deadline.into(), work)
             .await
             .unwrap_or_else(|_| {
                 Err(Error::Timeout {
                     server: format!("Kafka at {}", self.settings.bootstrap),
                     operation,
                     after: self.timeout,
+                    detail: format!(" ({})", self.settings.redact(&attempt.summary())),
                 })
             })
     }
@@ -540,6 +690,13 @@ impl ClusterView {
         let leader = self.leaders.get(tp)?;
         self.addresses.get(leader).map(String::as_str)
     }
+}
+
+fn timed_out(what: &str, after: Duration) -> CallError {
+    CallError::Io(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("{what} timed out after {} ms", after.as_millis()),
+    ))
 }
 
 fn address(host: &str, port: i32) -> String {
@@ -593,6 +750,98 @@ fn bootstrap_addresses(bootstrap: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settings(params: &[(&str, &str)]) -> KafkaSettings {
+        KafkaSettings::from_params(params.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn the_deadline_is_the_explicit_one_else_default_api_timeout_else_60_s() {
+        let bootstrap = ("bootstrap.servers", "127.0.0.1:9");
+        let plain = settings(&[bootstrap]);
+        let tuned = settings(&[bootstrap, ("default.api.timeout.ms", " 5000 ")]);
+        assert_eq!(
+            Brokers::new(plain, None).unwrap().timeout(),
+            DEFAULT_API_TIMEOUT
+        );
+        assert_eq!(
+            Brokers::new(tuned.clone(), None).unwrap().timeout(),
+            Duration::from_secs(5)
+        );
+        let explicit = Some(Duration::from_millis(700));
+        assert_eq!(
+            Brokers::new(tuned, explicit).unwrap().timeout(),
+            Duration::from_millis(700)
+        );
+        assert!(Brokers::new(settings(&[bootstrap]), Some(Duration::ZERO)).is_err());
+        for key in [
+            "default.api.timeout.ms",
+            "request.timeout.ms",
+            "socket.connection.setup.timeout.ms",
+        ] {
+            for bad in ["0", "-5", "1.5", "ten", "2147483648"] {
+                let err = Brokers::new(settings(&[bootstrap, (key, bad)]), None)
+                    .err()
+                    .unwrap()
+                    .to_string();
+                assert!(
+                    err.contains(&format!("{key} '{bad}'")) && err.contains("2147483647"),
+                    "{err}"
+                );
+            }
+        }
+    }
+
+    /// A broker that accepts connections and never answers (a hung process), and a port where
+    /// nothing listens (a killed one): each costs a bounded try, and the error at the deadline
+    /// names the brokers tried and the last cause.
+    #[test]
+    fn dead_and_hung_brokers_fail_within_the_deadline_naming_them() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let hung = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let hung_address = hung.local_addr().unwrap().to_string();
+            let accepted = tokio::spawn(async move {
+                let mut kept = Vec::new();
+                while let Ok((socket, _)) = hung.accept().await {
+                    kept.push(socket);
+                }
+            });
+            let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let dead_address = dead.local_addr().unwrap().to_string();
+            drop(dead);
+            let brokers = Brokers::new(
+                settings(&[
+                    (
+                        "bootstrap.servers",
+                        &format!("{hung_address},{dead_address}"),
+                    ),
+                    ("socket.connection.setup.timeout.ms", "300"),
+                ]),
+                Some(Duration::from_millis(1500)),
+            )
+            .unwrap();
+            let started = Instant::now();
+            let err = brokers
+                .partitions(&["t".to_string()])
+                .await
+                .unwrap_err()
+                .to_string();
+            let took = started.elapsed();
+            accepted.abort();
+            assert!(took < Duration::from_millis(2500), "took {took:?}: {err}");
+            assert!(
+                err.contains(&hung_address) && err.contains(&dead_address),
+                "{err}"
+            );
+            // The hung broker's try ends at the set-up timeout (or what is left of the deadline),
+            // not at the deadline.
+            assert!(err.contains("last cause: broker 127.0.0.1:"), "{err}");
+        });
+    }
 
     #[test]
     fn bootstrap_servers_become_addresses() {

@@ -46,6 +46,8 @@ const PASSED_KEYS: &[&str] = &[
     "ssl.truststore.type",
     "ssl.truststore.password",
     "ssl.keystore.type",
+    "default.api.timeout.ms",
+    "request.timeout.ms",
 ];
 
 /// Passed keys that only the engine's connections read: a librdkafka client (the CLI's
@@ -56,6 +58,9 @@ pub const JAVA_ONLY_KEYS: &[&str] = &[
     "ssl.truststore.type",
     "ssl.truststore.password",
     "ssl.keystore.type",
+    // librdkafka has no default.api.timeout.ms, and its request.timeout.ms is a producer's.
+    "default.api.timeout.ms",
+    "request.timeout.ms",
 ];
 
 /// Settings for the CLI's librdkafka consumer (`migrate`), which the engine's connections do

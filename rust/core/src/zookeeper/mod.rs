@@ -636,6 +636,7 @@ impl ZkStore {
             server: format!("ZooKeeper at {}{tls}", self.config.connect),
             operation,
             after: self.config.request_timeout,
+            detail: String::new(),
         }
     }
 }

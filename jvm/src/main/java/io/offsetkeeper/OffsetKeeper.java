@@ -297,7 +297,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 + masked(zookeeperProperties) + ", onMissing=" + onMissing
                 + ", onBelowRange=" + onBelowRange + ", onAboveRange=" + onAboveRange
                 + ", sessionTimeoutMs=" + sessionTimeoutMs + ", zookeeperTimeoutMs="
-                + zookeeperTimeoutMs + ", kafkaTimeoutMs=" + kafkaTimeoutMs + ", fencing="
+                + zookeeperTimeoutMs + ", kafkaTimeoutMs="
+                + (kafkaTimeoutMs < 0 ? "default" : kafkaTimeoutMs) + ", fencing="
                 + fencing + ", monotonic=" + monotonic + ", ownership=" + ownership
                 + ", ownershipWaitMs=" + (ownershipWaitMs < 0 ? "default" : ownershipWaitMs) + "}";
     }
@@ -428,7 +429,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         // The engine's own defaults; the native side takes every timeout explicitly.
         private int sessionTimeoutMs = 30_000;
         private int zookeeperTimeoutMs = 10_000;
-        private int kafkaTimeoutMs = 10_000;
+        /** -1: not set; the engine takes kafkaParams' default.api.timeout.ms, else 60 s. */
+        private int kafkaTimeoutMs = -1;
         private boolean fencing = true;
         private boolean monotonic = true;
         private boolean ownership = true;
@@ -552,12 +554,18 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             return this;
         }
 
-        /** The bound on each Kafka request (metadata, list offsets); default 10 s. */
+        /**
+         * The deadline of each Kafka operation of a load (metadata, list offsets, retries
+         * included). Set here, it wins over kafkaParams' {@code default.api.timeout.ms}; unset,
+         * that parameter applies, else 60 s as in Kafka's clients, which outlasts the ~9 s Kafka
+         * takes to fence a dead broker and move its partitions' leadership. Each single request
+         * is bounded by kafkaParams' {@code request.timeout.ms} (default 30 s).
+         */
         public Builder kafkaTimeout(Duration timeout) {
             return kafkaTimeout(millis(timeout, "kafkaTimeout"));
         }
 
-        /** The bound on each Kafka request in milliseconds. */
+        /** The deadline of each Kafka operation in milliseconds; see {@link #kafkaTimeout(Duration)}. */
         public Builder kafkaTimeout(long millis) {
             this.kafkaTimeoutMs = checkMillis(millis, "kafkaTimeout");
             return this;

@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# Apache Kafka 4.x KRaft clusters on 127.0.0.1: N combined broker+controller nodes (no
+# ZooKeeper), plain `java` processes launched from a resolved classpath file, all state under
+# one DIR. Nodes are numbered 1..N (node.id = I); the controller quorum is all N nodes.
+#
+#   kraft.sh start DIR N          fresh cluster: free ports, a new cluster id, formatted storage;
+#                                 waits until every node answers Metadata listing N brokers;
+#                                 writes DIR/kraft.env (OFFSETKEEPER_BOOTSTRAP=..., KRAFT_NODE_<I>_PORT=...)
+#   kraft.sh stop DIR             stop every node (data is kept)
+#   kraft.sh status DIR           which nodes run
+#   kraft.sh stop-node DIR I      SIGTERM node I, wait until it is gone
+#   kraft.sh kill-node DIR I      SIGKILL node I (a crash)
+#   kraft.sh start-node DIR I     start node I again (same ports and data); waits until it serves
+#                                 and lists itself among the brokers
+#   kraft.sh pid DIR I            print node I's pid
+#
+# Env: OFFSETKEEPER_KRAFT_CLASSPATH  file holding a ':'-separated classpath
+#                                    (default <repo>/build/kraft/classpath.txt, 'gradle kraftClasspath')
+#      OFFSETKEEPER_CLUSTER_TIMEOUT  seconds to wait for a node to serve (default 90)
+#      JAVA_HOME                     JVM to use (default: java on PATH; Kafka 4 needs 17+)
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CLASSPATH_FILE=${OFFSETKEEPER_KRAFT_CLASSPATH:-$ROOT/build/kraft/classpath.txt}
+TIMEOUT=${OFFSETKEEPER_CLUSTER_TIMEOUT:-90}
+STOP_TIMEOUT=30
+JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
+
+die() { echo "kraft.sh: $*" >&2; exit 1; }
+log() { echo "kraft.sh: $*" >&2; }
+probe() { python3 "$HERE/probe.py" "$@"; }
+
+usage="usage: kraft.sh start DIR N | stop|status DIR | stop-node|kill-node|start-node|pid DIR I"
+[ $# -ge 2 ] || die "$usage"
+CMD=$1
+[ "$CMD" != start ] || mkdir -p "$2"
+if [ ! -d "$2" ]; then
+  [ "$CMD" != stop ] || exit 0 # nothing was ever started there
+  die "no cluster directory $2"
+fi
+DIR=$(cd "$2" && pwd)
+command -v python3 >/dev/null || die "python3 is needed for the port and readiness probes"
+
+# The pid of node I, if it runs; its command line carries DIR and the node, so a reused pid is
+# not mistaken for it.
+pid_of() {
+  local pid args
+  pid=$(cat "$DIR/kafka$1.pid" 2>/dev/null) || return 1
+  args=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline") || return 1
+  grep -qxF -- "-Doffsetkeeper.cluster=$DIR:kafka$1" <<<"$args" || return 1
+  echo "$pid"
+}
+
+load_ports() {
+  [ -f "$DIR/kraft.ports" ] || die "no KRaft cluster configured in $DIR; run 'kraft.sh start $DIR N' first"
+  # shellcheck source=/dev/null
+  . "$DIR/kraft.ports"
+}
+
+broker_port() { local v="BROKER_$1"; echo "${!v}"; }
+
+check_node() {
+  load_ports
+  [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge 1 ] && [ "$1" -le "$NODES" ] || die "no node '$1'; nodes are 1..$NODES"
+}
+
+read_classpath() {
+  [ -s "$CLASSPATH_FILE" ] || die "classpath file $CLASSPATH_FILE is missing; run 'gradle kraftClasspath'"
+  CP=$(tr -d '\n' <"$CLASSPATH_FILE")
+  [ -f "${CP%%:*}" ] || die "classpath in $CLASSPATH_FILE points at missing jars; run 'gradle kraftClasspath'"
+}
+
+tail_logs() {
+  local f
+  for f in "$DIR/logs/$1.log" "$DIR/logs/$1.out"; do
+    [ -s "$f" ] && { echo "----- tail of $f" >&2; tail -n 40 "$f" >&2; }
+  done
+  return 0
+}
+
+# Launch node I detached (setsid, no inherited fds) so that callers like Gradle's Exec, which
+# wait for stdout to close, return at once.
+launch_node() {
+  local i=$1 pid
+  check_node "$i"
+  ! pid_of "$i" >/dev/null || die "node $i of $DIR is already running"
+  read_classpath
+  mkdir -p "$DIR/logs"
+  setsid "$JAVA" -Xms64m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true \
+    "-Doffsetkeeper.cluster=$DIR:kafka$i" \
+    "-Dlog4j2.configurationFile=$HERE/log4j2.properties" \
+    "-Doffsetkeeper.log.file=$DIR/logs/kafka$i.log" \
+    -cp "$CP" kafka.Kafka "$DIR/kafka$i/server.properties" </dev/null >>"$DIR/logs/kafka$i.out" 2>&1 &
+  pid=$!
+  echo "$pid" >"$DIR/kafka$i.pid"
+  # Until the forked shell has exec'ed java, pid_of does not recognise it.
+  while ! pid_of "$i" >/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+}
+
+# wait_node I N: until node I answers Metadata listing at least N brokers, itself among them.
+wait_node() {
+  local i=$1 n=$2 deadline=$((SECONDS + TIMEOUT))
+  until probe kafka-brokers "127.0.0.1:$(broker_port "$i")" "$n" "$i"; do
+    pid_of "$i" >/dev/null || { tail_logs "kafka$i"; die "node $i exited before serving"; }
+    [ "$SECONDS" -lt "$deadline" ] || { tail_logs "kafka$i"; die "node $i does not serve $n brokers after ${TIMEOUT}s (no quorum?)"; }
+    sleep 0.5
+  done
+}
+
+stop_nodes() {
+  local i pid n pids=()
+  for i in "$@"; do
+    pid=$(pid_of "$i") || { rm -f "$DIR/kafka$i.pid"; continue; }
+    kill -TERM "$pid" 2>/dev/null || true
+    pids+=("$i:$pid")
+  done
+  # All at once: a node stopped last would otherwise wait for a controller quorum that is gone.
+  for entry in ${pids[@]+"${pids[@]}"}; do
+    i=${entry%%:*} pid=${entry#*:}
+    for ((n = 0; n < STOP_TIMEOUT * 10; n++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "node $i (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT}s; killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+    rm -f "$DIR/kafka$i.pid"
+    log "stopped node $i"
+  done
+}
+
+kill_node() {
+  local i=$1 pid
+  check_node "$i"
+  pid=$(pid_of "$i") || die "node $i of $DIR is not running"
+  kill -KILL "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+  rm -f "$DIR/kafka$i.pid"
+}
+
+all_nodes() { seq 1 "$NODES"; }
+
+# Fresh ports, configs, a new cluster id and formatted storage.
+configure() {
+  local n=$1 ports i voters="" rf cluster_id
+  [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 9 ] || die "N must be 1..9, not '$n'"
+  rm -rf "$DIR"/kafka* "$DIR/logs" "$DIR/kraft.env" "$DIR/kraft.ports"
+  mkdir -p "$DIR/logs"
+  ports=($(probe free-ports $((2 * n)))) || die "could not find free loopback ports"
+  {
+    echo "NODES=$n"
+    for ((i = 1; i <= n; i++)); do
+      echo "BROKER_$i=${ports[$((2 * (i - 1)))]}"
+      echo "CONTROLLER_$i=${ports[$((2 * (i - 1) + 1))]}"
+    done
+  } >"$DIR/kraft.ports"
+  for ((i = 1; i <= n; i++)); do
+    voters+="${voters:+,}$i@127.0.0.1:${ports[$((2 * (i - 1) + 1))]}"
+  done
+  rf=$((n < 3 ? n : 3))
+  # A cluster id is 16 random bytes, URL-safe base64 without padding (what random-uuid prints).
+  cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+  for ((i = 1; i <= n; i++)); do
+    mkdir -p "$DIR/kafka$i/data"
+    cat >"$DIR/kafka$i/server.properties" <<CFG
+process.roles=broker,controller
+node.id=$i
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://127.0.0.1:${ports[$((2 * (i - 1)))]},CONTROLLER://127.0.0.1:${ports[$((2 * (i - 1) + 1))]}
+advertised.listeners=PLAINTEXT://127.0.0.1:${ports[$((2 * (i - 1)))]}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$DIR/kafka$i/data
+num.partitions=1
+default.replication.factor=$rf
+min.insync.replicas=1
+auto.create.topics.enable=false
+delete.topic.enable=true
+offsets.topic.replication.factor=$rf
+# One partition instead of 50: the group coordinator comes up in well under a second.
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+# Retention tests should not wait minutes for the cleaner thread.
+log.initial.task.delay.ms=0
+log.retention.check.interval.ms=1000
+CFG
+    "$JAVA" "-Dlog4j2.configurationFile=$HERE/log4j2.properties" \
+      "-Doffsetkeeper.log.file=$DIR/logs/format$i.log" -cp "$CP" kafka.tools.StorageTool \
+      format -t "$cluster_id" -c "$DIR/kafka$i/server.properties" >>"$DIR/logs/format$i.out" 2>&1 ||
+      { tail_logs "format$i"; die "could not format the storage of node $i"; }
+  done
+  echo "$cluster_id" >"$DIR/cluster.id"
+}
+
+# A failed start must not leave nodes behind.
+cleanup_on_failure() {
+  local rc=$?
+  if [ "$rc" -ne 0 ] && [ "$CMD" = start ] && [ -f "$DIR/kraft.ports" ]; then
+    . "$DIR/kraft.ports"
+    stop_nodes $(all_nodes)
+  fi
+}
+trap cleanup_on_failure EXIT
+
+case $CMD in
+  start)
+    [ $# -eq 3 ] || die "$usage"
+    if [ -f "$DIR/kraft.ports" ]; then
+      load_ports
+      stop_nodes $(all_nodes)
+    fi
+    read_classpath
+    configure "$3"
+    load_ports
+    # The controllers wait for each other's votes: launch them all, then wait for each.
+    for i in $(all_nodes); do launch_node "$i"; done
+    for i in $(all_nodes); do wait_node "$i" "$NODES"; done
+    bootstrap=""
+    for i in $(all_nodes); do bootstrap+="${bootstrap:+,}127.0.0.1:$(broker_port "$i")"; done
+    {
+      echo "OFFSETKEEPER_BOOTSTRAP=$bootstrap"
+      for i in $(all_nodes); do echo "KRAFT_NODE_${i}_PORT=$(broker_port "$i")"; done
+    } >"$DIR/kraft.env.tmp"
+    mv "$DIR/kraft.env.tmp" "$DIR/kraft.env"
+    log "KRaft cluster of $NODES ready: $bootstrap"
+    ;;
+  stop)
+    [ -f "$DIR/kraft.ports" ] || exit 0
+    load_ports
+    stop_nodes $(all_nodes)
+    ;;
+  status)
+    load_ports
+    for i in $(all_nodes); do
+      if p=$(pid_of "$i"); then
+        if probe kafka-brokers "127.0.0.1:$(broker_port "$i")" 1 "$i"; then s=serving; else s="not serving"; fi
+        echo "node $i running (pid $p) on 127.0.0.1:$(broker_port "$i"): $s"
+      else
+        echo "node $i stopped"
+      fi
+    done
+    ;;
+  stop-node) [ $# -eq 3 ] || die "$usage"; check_node "$3"; stop_nodes "$3" ;;
+  kill-node) [ $# -eq 3 ] || die "$usage"; kill_node "$3" ;;
+  start-node)
+    [ $# -eq 3 ] || die "$usage"
+    launch_node "$3"
+    wait_node "$3" 1
+    log "node $3 serves on 127.0.0.1:$(broker_port "$3")"
+    ;;
+  pid) [ $# -eq 3 ] || die "$usage"; check_node "$3"; pid_of "$3" ;;
+  *) die "unknown command '$CMD'; $usage" ;;
+esac
