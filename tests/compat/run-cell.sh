@@ -39,12 +39,19 @@ LOG=$DIR/scenarios.log
 # The scenarios: every test of these binaries uses only the shared cluster, except the secured
 # cluster's CLI test (skipped). Fault tests with clusters of their own (faults, faults_zookeeper,
 # security's restarts) are not part of the matrix.
-CORE_TESTS=(--test load --test commit --test reliability --test admin)
+CORE_TESTS=(--test load --test commit --test reliability --test admin --test server_version)
 CLI_TESTS=(--test cli --test repeated_loads)
 SKIP=(--skip command_config_reaches_the_secured_cluster)
 # Tests whose staging needs an admin API the broker lacks (not an offsetkeeper request): skipped,
 # and said so in the cell's note.
 SKIPPED_NOTE=""
+# Kafka 0.10 answers Metadata v0-v2 only; offsetkeeper refuses such brokers. That cell asserts
+# the refusal (CLI describe and reset: exit status and message) instead of the scenarios.
+EXPECT=scenarios
+REFUSAL='needs Kafka 0\.11 or later|the broker answers Metadata v0-v2; offsetkeeper speaks v[0-9]+-v[0-9]+'
+case $2 in
+  0.10.*) EXPECT=refusal ;;
+esac
 case $2 in
   0.10.* | 0.11.*)
     SKIP+=(--skip added_partitions_are_initialized_and_old_ones_kept)
@@ -119,6 +126,30 @@ set -a
 . "$DIR/cell.env"
 set +a
 unset OFFSETKEEPER_CLUSTER_ENV OFFSETKEEPER_SECURE_ENV
+export OFFSETKEEPER_ZK_VERSION=$ZK_VERSION # server_version.rs checks what srvr tells
+
+# refused ARGS...: the CLI must exit 1.. with one stderr line matching $REFUSAL.
+refused() {
+  local out rc=0
+  out=$(cargo run -q -p offsetkeeper-cli -- --zookeeper "$OFFSETKEEPER_ZK" \
+    --bootstrap-servers "$OFFSETKEEPER_BOOTSTRAP" "$@" 2>&1 >/dev/null) || rc=$?
+  echo "offsetkeeper $*: exit $rc: $out"
+  [ "$rc" -ne 0 ] && grep -Eq "$REFUSAL" <<<"$out"
+}
+
+if [ "$EXPECT" = refusal ]; then
+  status=pass
+  {
+    cd "$ROOT"
+    refused --group compat-old describe --topic compat-old || status=fail
+    refused --group compat-old reset --topic compat-old --to-valid --execute || status=fail
+  } >"$LOG" 2>&1 || status=fail
+  result "$status" - "Kafka $KAFKA_VERSION refused as expected: $(head -n 1 "$LOG" | sed 's/.*exit [0-9]*: //' | tr '|' '/')"
+  [ "$status" = pass ] || result fail - "not refused as expected (see $LOG): $(tr '\n|' ' /' <"$LOG")"
+  log "$CELL: $status (refusal of an old broker); log in $LOG"
+  [ "$status" = pass ]
+  exit
+fi
 
 status=pass
 {
