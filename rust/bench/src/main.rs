@@ -66,7 +66,7 @@ impl Floor {
     async fn connect_zk(&self) -> Result<zk::Client> {
         // The engine's detection, so that the floor sends what the servers parse (a server
         // before 3.6 has no multi-read: the floor then fails with "unimplemented").
-        let version = server_version::detect(&self.zk_connect, Duration::from_secs(10))
+        let version = server_version::detect(&self.zk_connect, Duration::from_secs(10), None)
             .await
             .map_err(|e| format!("zookeeper connect string: {e}"))?
             .lowest

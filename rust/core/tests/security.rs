@@ -7,7 +7,7 @@ mod support;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use offsetkeeper::zookeeper::ZkSecurity;
+use offsetkeeper::zookeeper::{VersionSource, ZkSecurity};
 use offsetkeeper::{Error, KafkaSettings, KeeperConfig, OffsetKeeper, TopicPartition, ZkConfig};
 use once_cell::sync::Lazy;
 use support::{cluster, offset_path, secure_cluster, unique, Cluster, Kafka};
@@ -396,6 +396,12 @@ fn zookeeper_over_tls_with_the_test_ca_and_a_sasl_login() {
     let keeper = keeper_with_kafka(secure.get("ZK_TLS"), &refs(&good), &kafka).unwrap();
     keeper.load(&group, topics).unwrap();
     keeper.commit(&group, &batch(&topic, &[9])).unwrap();
+    // `srvr` over TLS with the same CA: the secured cluster's version, not an assumed one.
+    let learned = keeper.zookeeper_server_version().expect("a session");
+    assert_eq!(
+        (learned.version.to_string(), learned.source),
+        ("3.8.4".to_string(), VersionSource::Srvr)
+    );
     drop(keeper);
     let loaded = keeper_with_kafka(secure.get("ZK_TLS"), &refs(&good), &kafka)
         .unwrap()

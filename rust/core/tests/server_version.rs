@@ -24,6 +24,7 @@ fn srvr_tells_the_clusters_version_and_the_session_uses_it() {
         .block_on(server_version::detect(
             &cluster.zookeeper,
             Duration::from_secs(10),
+            None,
         ))
         .unwrap();
     assert_eq!(detected.lowest, Some(expected_version()), "{detected:?}");
@@ -55,6 +56,7 @@ fn a_closed_port_answers_no_version() {
         .block_on(server_version::detect(
             &format!("127.0.0.1:{port}"),
             Duration::from_secs(5),
+            None,
         ))
         .unwrap();
     assert_eq!(detected.lowest, None);

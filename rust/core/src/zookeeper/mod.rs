@@ -588,19 +588,19 @@ impl ZkStore {
             };
             return Ok((learned, None));
         }
-        if self.config.security.tls.is_some() {
-            // Not asked over TLS (it would need zookeeper-client's TLS settings again); TLS
-            // itself came with 3.5.1, so `Create2` is safe and the multi-read is not. The
-            // session's INFO line says the version is assumed; `zookeeper.server.version`
-            // enables multi-reads.
-            let learned = LearnedVersion {
-                version: ServerVersion::FIRST_WITH_TLS,
-                source: VersionSource::Assumed,
-            };
-            return Ok((learned, None));
-        }
-        let detected =
-            server_version::detect(&self.config.connect, self.config.request_timeout).await?;
+        let tls = match &self.config.security.tls {
+            Some(tls) => Some(server_version::tls_connector(
+                tls.ca_pem.as_deref(),
+                tls.identity_pem.as_deref(),
+            )?),
+            None => None,
+        };
+        let detected = server_version::detect(
+            &self.config.connect,
+            self.config.request_timeout,
+            tls.as_ref(),
+        )
+        .await?;
         if let Some(version) = detected.lowest {
             let learned = LearnedVersion {
                 version,
@@ -613,13 +613,23 @@ impl ZkStore {
             .iter()
             .map(|(host, why)| format!("{host} {why}"))
             .collect();
+        // A server that speaks TLS is at least 3.5.1, the first with TLS.
+        let version = match tls {
+            Some(_) => ServerVersion::FIRST_WITH_TLS,
+            None => ServerVersion::CONSERVATIVE,
+        };
+        let creates = if version < ServerVersion::new(3, 5, 0) {
+            "plain creates, "
+        } else {
+            ""
+        };
         let warning = format!(
-            "no ZooKeeper server told its version to srvr ({}); using the protocol every version takes (plain creates, single reads). Fix: set {}=<version> or allow srvr on the servers (4lw.commands.whitelist=srvr)",
+            "no ZooKeeper server told its version to srvr ({}); assuming {version}, which every server here parses ({creates}single reads). Fix: set {}=<version> or allow srvr on the servers (4lw.commands.whitelist=srvr)",
             why.join("; "),
             server_version::PROPERTY
         );
         let learned = LearnedVersion {
-            version: ServerVersion::CONSERVATIVE,
+            version,
             source: VersionSource::Assumed,
         };
         Ok((learned, Some(warning)))

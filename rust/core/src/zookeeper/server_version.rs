@@ -6,9 +6,10 @@
 //! answer winning (a rolling upgrade mixes versions), or set by `zookeeper.server.version`.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::error::{Error, Result};
 
@@ -148,16 +149,96 @@ pub fn connect_hosts(connect: &str) -> Result<Vec<(String, u16)>> {
     Ok(hosts)
 }
 
-/// Asks one server `srvr` over plain TCP; its answer, read to the end.
-async fn srvr(host: &str, port: u16) -> std::io::Result<String> {
-    let mut stream = tokio::net::TcpStream::connect((host, port)).await?;
-    stream.write_all(b"srvr").await?;
-    let mut answer = Vec::new();
-    stream
-        .take(MAX_ANSWER_BYTES)
-        .read_to_end(&mut answer)
-        .await?;
+/// TLS for `srvr`, from the PEM text of `zookeeper.ssl.truststore.location` (the system's CA
+/// bundle without it) and `zookeeper.ssl.keystore.location`. ZooKeeper's Netty server answers
+/// four-letter words after the handshake.
+pub fn tls_connector(
+    ca_pem: Option<&str>,
+    identity_pem: Option<&str>,
+) -> Result<tokio_rustls::TlsConnector> {
+    fn items(key: &str, text: &str) -> Result<Vec<rustls_pemfile::Item>> {
+        rustls_pemfile::read_all(&mut text.as_bytes())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|err| Error::invalid(format!("{key}: not PEM: {err}")))
+    }
+    let certificates = |items: &[rustls_pemfile::Item]| -> Vec<_> {
+        items
+            .iter()
+            .filter_map(|item| match item {
+                rustls_pemfile::Item::X509Certificate(cert) => Some(cert.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    let ca = match ca_pem {
+        Some(text) => certificates(&items("zookeeper.ssl.truststore.location", text)?),
+        None => std::fs::read_to_string("/etc/ssl/certs/ca-certificates.crt")
+            .ok()
+            .and_then(|text| items("system CA bundle", &text).ok())
+            .map(|items| certificates(&items))
+            .unwrap_or_default(),
+    };
+    roots.add_parsable_certificates(ca);
+    // The provider named, not the process default (see kafka::security).
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|err| Error::Internal(format!("TLS setup: {err}")))?
+        .with_root_certificates(roots);
+    let config = match identity_pem {
+        None => builder.with_no_client_auth(),
+        Some(text) => {
+            let key = "zookeeper.ssl.keystore.location";
+            let found = items(key, text)?;
+            let private_key = found.iter().find_map(|item| match item {
+                rustls_pemfile::Item::Pkcs8Key(key) => Some(key.clone_key().into()),
+                rustls_pemfile::Item::Pkcs1Key(key) => Some(key.clone_key().into()),
+                rustls_pemfile::Item::Sec1Key(key) => Some(key.clone_key().into()),
+                _ => None,
+            });
+            let private_key = private_key
+                .ok_or_else(|| Error::invalid(format!("{key}: no unencrypted private key")))?;
+            builder
+                .with_client_auth_cert(certificates(&found), private_key)
+                .map_err(|err| Error::invalid(format!("{key}: {err}")))?
+        }
+    };
+    Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
+}
+
+/// Asks one server `srvr`, over TLS when given; its answer, read to the end.
+async fn srvr(
+    host: &str,
+    port: u16,
+    tls: Option<&tokio_rustls::TlsConnector>,
+) -> std::io::Result<String> {
+    let tcp = tokio::net::TcpStream::connect((host, port)).await?;
+    let answer = match tls {
+        None => ask(tcp).await?,
+        Some(tls) => {
+            let name = rustls::pki_types::ServerName::try_from(host.to_string())
+                .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidInput, err))?;
+            ask(tls.connect(name, tcp).await?).await?
+        }
+    };
     Ok(String::from_utf8_lossy(&answer).into_owned())
+}
+
+async fn ask<S: AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    mut stream: S,
+) -> std::io::Result<Vec<u8>> {
+    stream.write_all(b"srvr").await?;
+    stream.flush().await?;
+    let mut answer = Vec::new();
+    match stream.take(MAX_ANSWER_BYTES).read_to_end(&mut answer).await {
+        // The server closes TLS without close_notify after answering.
+        Err(err) if err.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {}
+        other => {
+            other?;
+        }
+    }
+    Ok(answer)
 }
 
 /// What the servers of a connect string said to `srvr`.
@@ -170,11 +251,15 @@ pub struct Detected {
 }
 
 /// Asks every server of the connect string for its version, all at once, each within
-/// `timeout`. Over plain TCP only: the caller decides what to assume for TLS.
-pub async fn detect(connect: &str, timeout: Duration) -> Result<Detected> {
+/// `timeout`; over TLS when `tls` is given (see [`tls_connector`]).
+pub async fn detect(
+    connect: &str,
+    timeout: Duration,
+    tls: Option<&tokio_rustls::TlsConnector>,
+) -> Result<Detected> {
     let hosts = connect_hosts(connect)?;
     let answers = futures::future::join_all(hosts.iter().map(|(host, port)| async move {
-        let answer = match tokio::time::timeout(timeout, srvr(host, *port)).await {
+        let answer = match tokio::time::timeout(timeout, srvr(host, *port, tls)).await {
             Ok(Ok(answer)) => match parse_srvr(&answer) {
                 Some(version) => Ok(version),
                 None => Err(format!("answered {:?}", first_line(&answer))),

@@ -401,7 +401,7 @@ impl Kafka {
 /// The servers' version as the engine learns it (`srvr`), or the protocol every version takes
 /// when they do not tell.
 pub async fn zk_server_version(connect: &str) -> ServerVersion {
-    server_version::detect(connect, Duration::from_secs(10))
+    server_version::detect(connect, Duration::from_secs(10), None)
         .await
         .expect("a valid connect string")
         .lowest
