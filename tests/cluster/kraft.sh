@@ -66,8 +66,9 @@ check_node() {
 }
 
 read_classpath() {
-  [ -s "$CLASSPATH_FILE" ] || die "classpath file $CLASSPATH_FILE is missing; run 'gradle kraftClasspath'"
-  CP=$(tr -d '\n' <"$CLASSPATH_FILE")
+  [ -f "$CLASSPATH_FILE" ] && [ -s "$CLASSPATH_FILE" ] ||
+    die "classpath file $CLASSPATH_FILE is missing or empty; run 'gradle kraftClasspath'"
+  CP=$(tr -d '\n' <"$CLASSPATH_FILE") || die "cannot read the classpath file $CLASSPATH_FILE"
   [ -f "${CP%%:*}" ] || die "classpath in $CLASSPATH_FILE points at missing jars; run 'gradle kraftClasspath'"
 }
 

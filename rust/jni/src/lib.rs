@@ -78,7 +78,12 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
             // -1: not set on the builder; the kafkaParams' default.api.timeout.ms, else 60 s.
             config.kafka_timeout = match kafka_timeout_ms {
                 -1 => None,
-                ms => Some(millis(ms, "kafkaTimeoutMs")?),
+                ms if ms > 0 => Some(millis(ms, "kafkaTimeoutMs")?),
+                ms => {
+                    return Err(BridgeError::InvalidArgument(format!(
+                        "kafkaTimeoutMs is {ms} ms; allowed: 1 ms or more, or -1 for kafkaParams' default.api.timeout.ms (else 60 s)"
+                    )))
+                }
             };
             config.policy = policy(
                 env,

@@ -26,13 +26,18 @@ pub enum CallError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Malformed(#[from] protocol::Malformed),
-    #[error("the broker answers {api} v{min}-v{max}; offsetkeeper speaks v{ours_min}-v{ours_max}")]
+    #[error(
+        "the broker {}; offsetkeeper speaks {api} v{ours_min}-v{ours_max}, so it needs Kafka {needs} or later",
+        if *.min < 0 { format!("does not offer {api}") } else { format!("answers {api} v{min}-v{max}") }
+    )]
     Unsupported {
         api: &'static str,
         min: i16,
         max: i16,
         ours_min: i16,
         ours_max: i16,
+        /// The first Kafka release that speaks ours.
+        needs: &'static str,
     },
     #[error("ApiVersions refused with {}", protocol::error_name(*.0))]
     Refused(i16),
@@ -178,6 +183,7 @@ impl Connection {
             max: theirs.as_ref().map_or(-1, |t| *t.end()),
             ours_min: *ours.start(),
             ours_max: *ours.end(),
+            needs: protocol::first_release_for(api_key),
         })
     }
 
@@ -214,5 +220,39 @@ impl Connection {
         }
         answer.drain(..4);
         Ok(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broker_too_old_is_refused_naming_what_it_offers_and_the_release_needed() {
+        let old = CallError::Unsupported {
+            api: "ListOffsets",
+            min: 0,
+            max: 0,
+            ours_min: 1,
+            ours_max: 5,
+            needs: protocol::first_release_for(protocol::API_LIST_OFFSETS),
+        };
+        assert_eq!(
+            old.to_string(),
+            "the broker answers ListOffsets v0-v0; offsetkeeper speaks ListOffsets v1-v5, \
+             so it needs Kafka 0.10.1 or later"
+        );
+        let missing = CallError::Unsupported {
+            api: "SaslHandshake",
+            min: -1,
+            max: -1,
+            ours_min: 1,
+            ours_max: 1,
+            needs: protocol::first_release_for(protocol::API_SASL_HANDSHAKE),
+        };
+        assert!(missing
+            .to_string()
+            .starts_with("the broker does not offer SaslHandshake;"));
+        assert!(missing.to_string().ends_with("needs Kafka 1.0 or later"));
     }
 }

@@ -792,6 +792,138 @@ mod tests {
         }
     }
 
+    /// A broker of Kafka 0.10.2 (Metadata v0-v2, ListOffsets v0-v1), or with
+    /// `list_offsets_max` 0 one of 0.10.0, speaking on `listener` until the test ends. It
+    /// records the version of each Metadata and ListOffsets request.
+    async fn old_broker(
+        listener: tokio::net::TcpListener,
+        list_offsets_max: i16,
+        asked: Arc<Mutex<Vec<(i16, i16)>>>,
+    ) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let port = listener.local_addr().unwrap().port();
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let asked = asked.clone();
+            tokio::spawn(async move {
+                while let Ok(size) = socket.read_i32().await {
+                    let mut request = vec![0u8; size as usize];
+                    if socket.read_exact(&mut request).await.is_err() {
+                        return;
+                    }
+                    let mut r = protocol::Reader::new(&request);
+                    let (api, version, correlation) =
+                        (r.i16().unwrap(), r.i16().unwrap(), r.i32().unwrap());
+                    r.nullable_string().unwrap(); // client id
+                    let mut w = protocol::Writer::default();
+                    w.i32(correlation);
+                    match api {
+                        protocol::API_VERSIONS => {
+                            w.i16(0).array_len(3);
+                            w.i16(API_METADATA).i16(0).i16(2);
+                            w.i16(API_LIST_OFFSETS).i16(0).i16(list_offsets_max);
+                            w.i16(protocol::API_VERSIONS).i16(0).i16(0);
+                        }
+                        API_METADATA => {
+                            lock(&asked).push((api, version));
+                            assert_eq!(version, 2);
+                            w.array_len(1)
+                                .i32(0)
+                                .string("127.0.0.1")
+                                .i32(port as i32)
+                                .i16(-1);
+                            w.string("cid").i32(0); // cluster id (v2), controller
+                            w.array_len(1).i16(0).string("t").bool(false).array_len(1);
+                            w.i16(0)
+                                .i32(0)
+                                .i32(0)
+                                .array_len(1)
+                                .i32(0)
+                                .array_len(1)
+                                .i32(0);
+                        }
+                        API_LIST_OFFSETS => {
+                            lock(&asked).push((api, version));
+                            assert_eq!(version, 1);
+                            assert_eq!(r.i32().unwrap(), -1); // replica id, then no isolation level
+                            let topics = r
+                                .array_of(|r| {
+                                    let topic = r.string()?;
+                                    let partitions = r.array_of(|r| Ok((r.i32()?, r.i64()?)))?;
+                                    Ok((topic, partitions))
+                                })
+                                .unwrap();
+                            w.array_len(topics.len()); // no throttle time (v2+)
+                            for (topic, partitions) in topics {
+                                w.string(&topic).array_len(partitions.len());
+                                for (partition, timestamp) in partitions {
+                                    let offset = if timestamp == EARLIEST { 5 } else { 42 };
+                                    w.i32(partition).i16(0).i64(-1).i64(offset);
+                                }
+                            }
+                        }
+                        _ => return,
+                    }
+                    let mut frame = (w.buf.len() as i32).to_be_bytes().to_vec();
+                    frame.extend_from_slice(&w.buf);
+                    if socket.write_all(&frame).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+
+    #[test]
+    fn brokers_of_kafka_0_10_1_on_are_asked_in_their_versions_and_0_10_0_is_refused() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            for list_offsets_max in [1, 0] {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let address = listener.local_addr().unwrap().to_string();
+                let asked = Arc::new(Mutex::new(Vec::new()));
+                let broker = tokio::spawn(old_broker(listener, list_offsets_max, asked.clone()));
+                let brokers = Brokers::new(
+                    settings(&[("bootstrap.servers", &address)]),
+                    Some(Duration::from_secs(5)),
+                )
+                .unwrap();
+                let partitions = brokers.partitions(&["t".to_string()]).await.unwrap();
+                let ranges = brokers.ranges(&partitions).await;
+                broker.abort();
+                if list_offsets_max == 1 {
+                    let ranges = ranges.unwrap();
+                    assert_eq!(
+                        ranges[&TopicPartition::new("t", 0)],
+                        PartitionRange {
+                            earliest: 5,
+                            latest: 42
+                        }
+                    );
+                    assert_eq!(
+                        lock(&asked).as_slice(),
+                        [
+                            (API_METADATA, 2),
+                            (API_LIST_OFFSETS, 1),
+                            (API_LIST_OFFSETS, 1)
+                        ]
+                    );
+                } else {
+                    let err = ranges.unwrap_err().to_string();
+                    assert!(
+                        err.contains(&format!(
+                            "broker {address}: the broker answers ListOffsets v0-v0; offsetkeeper \
+                             speaks ListOffsets v1-v5, so it needs Kafka 0.10.1 or later"
+                        )),
+                        "{err}"
+                    );
+                }
+            }
+        });
+    }
+
     /// A broker that accepts connections and never answers (a hung process), and a port where
     /// nothing listens (a killed one): each costs a bounded try, and the error at the deadline
     /// names the brokers tried and the last cause.

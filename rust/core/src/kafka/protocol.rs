@@ -1,6 +1,11 @@
 //! The three Kafka requests a load needs, in the broker's wire format: ApiVersions (v0),
-//! Metadata (v4-v8) and ListOffsets (v2-v5). Only non-flexible versions, so no tagged fields;
-//! every broker since Kafka 1.0 answers them, Kafka 4 included.
+//! Metadata (v1-v8) and ListOffsets (v1-v5). Only non-flexible versions, so no tagged fields;
+//! every broker since Kafka 0.10.1 answers them, Kafka 4 included (0.10.0 has ListOffsets v0
+//! only, without timestamps, and is refused with a message saying so).
+//!
+//! Metadata before v4 (brokers before 0.11) cannot ask the broker not to create a topic it is
+//! asked about: on such a broker with `auto.create.topics.enable=true` a load of a missing topic
+//! creates it, as Spark's own 0.10 consumer does.
 
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
@@ -11,8 +16,18 @@ pub const API_SASL_HANDSHAKE: i16 = 17;
 pub const API_VERSIONS: i16 = 18;
 pub const API_SASL_AUTHENTICATE: i16 = 36;
 
-pub const METADATA_VERSIONS: RangeInclusive<i16> = 4..=8;
-pub const LIST_OFFSETS_VERSIONS: RangeInclusive<i16> = 2..=5;
+pub const METADATA_VERSIONS: RangeInclusive<i16> = 1..=8;
+pub const LIST_OFFSETS_VERSIONS: RangeInclusive<i16> = 1..=5;
+
+/// The first Kafka release that answers the versions offsetkeeper speaks of an API, for the
+/// message when a broker does not.
+pub fn first_release_for(api_key: i16) -> &'static str {
+    match api_key {
+        API_METADATA | API_LIST_OFFSETS => "0.10.1",
+        // SaslHandshake v1 and SaslAuthenticate (KIP-152).
+        _ => "1.0",
+    }
+}
 
 /// ListOffsets timestamps with a special meaning.
 pub const EARLIEST: i64 = -2;
@@ -200,7 +215,8 @@ pub fn parse_sasl_authenticate(body: &[u8]) -> Parsed<(i16, Option<String>, Vec<
     Ok((r.i16()?, r.nullable_string()?, r.bytes()?))
 }
 
-/// Metadata request: the named topics, or every topic with `None`. Never creates a topic.
+/// Metadata request: the named topics, or every topic with `None` (a null array, v1+). From v4
+/// on it never creates a topic.
 pub fn metadata_request(version: i16, topics: Option<&[String]>) -> Writer {
     let mut w = Writer::default();
     match topics {
@@ -214,7 +230,9 @@ pub fn metadata_request(version: i16, topics: Option<&[String]>) -> Writer {
             w.i32(-1);
         }
     }
-    w.bool(false); // allow_auto_topic_creation (v4+)
+    if version >= 4 {
+        w.bool(false); // allow_auto_topic_creation
+    }
     if version >= 8 {
         w.bool(false).bool(false); // include cluster / topic authorized operations
     }
@@ -252,7 +270,9 @@ pub struct Metadata {
 
 pub fn parse_metadata(version: i16, body: &[u8]) -> Parsed<Metadata> {
     let mut r = Reader::new(body);
-    r.i32()?; // throttle_time_ms
+    if version >= 3 {
+        r.i32()?; // throttle_time_ms
+    }
     let brokers = r.array_of(|r| {
         let broker = BrokerAddress {
             node_id: r.i32()?,
@@ -262,7 +282,9 @@ pub fn parse_metadata(version: i16, body: &[u8]) -> Parsed<Metadata> {
         r.nullable_string()?; // rack
         Ok(broker)
     })?;
-    r.nullable_string()?; // cluster_id
+    if version >= 2 {
+        r.nullable_string()?; // cluster_id
+    }
     r.i32()?; // controller_id
     let topics = r.array_of(|r| {
         let error = r.i16()?;
@@ -309,7 +331,11 @@ pub fn list_offsets_request(
     timestamp: i64,
 ) -> Writer {
     let mut w = Writer::default();
-    w.i32(-1).i8(read_committed as i8); // replica_id: a consumer; isolation_level
+    w.i32(-1); // replica_id: a consumer
+    if version >= 2 {
+        // v1 (before 0.11) has no isolation level: those brokers have no transactions.
+        w.i8(read_committed as i8);
+    }
     w.array_len(topics.len());
     for (topic, partitions) in topics {
         w.string(topic).array_len(partitions.len());
@@ -335,7 +361,9 @@ pub struct ListedOffset {
 
 pub fn parse_list_offsets(version: i16, body: &[u8]) -> Parsed<Vec<ListedOffset>> {
     let mut r = Reader::new(body);
-    r.i32()?; // throttle_time_ms
+    if version >= 2 {
+        r.i32()?; // throttle_time_ms
+    }
     let topics = r.array_of(|r| {
         let topic = r.string()?;
         let partitions = r.array_of(|r| {
@@ -412,9 +440,14 @@ mod tests {
     /// A Metadata answer as a broker of `version` sends it.
     fn metadata_answer(version: i16) -> Vec<u8> {
         let mut w = Writer::default();
-        w.i32(0); // throttle
+        if version >= 3 {
+            w.i32(0); // throttle
+        }
         w.array_len(1).i32(0).string("localhost").i32(9092).i16(-1); // brokers, null rack
-        w.string("cluster-id").i32(0); // cluster id, controller
+        if version >= 2 {
+            w.string("cluster-id");
+        }
+        w.i32(0); // controller
         w.array_len(2);
         w.i16(0).string("clicks").bool(false).array_len(2);
         for (partition, leader) in [(0, 0), (1, -1)] {
@@ -473,7 +506,10 @@ mod tests {
     fn list_offsets_answers_of_every_supported_version_parse() {
         for version in LIST_OFFSETS_VERSIONS {
             let mut w = Writer::default();
-            w.i32(0).array_len(1).string("clicks").array_len(2);
+            if version >= 2 {
+                w.i32(0); // throttle
+            }
+            w.array_len(1).string("clicks").array_len(2);
             for (partition, error, offset) in [(0, 0i16, 42i64), (1, 6, -1)] {
                 w.i32(partition).i16(error).i64(-1).i64(offset);
                 if version >= 4 {
@@ -524,11 +560,79 @@ mod tests {
         assert_eq!(request.buf, expected.buf);
     }
 
+    /// The layouts of the versions brokers before 0.11 answer, byte by byte.
+    #[test]
+    fn old_versions_have_their_own_layout() {
+        let topics = vec![("t".to_string())];
+        // Metadata v1-v3: no allow_auto_topic_creation; all topics is a null array.
+        for version in 1..=3 {
+            assert_eq!(
+                metadata_request(version, Some(&topics)).buf,
+                [0, 0, 0, 1, 0, 1, b't']
+            );
+            assert_eq!(metadata_request(version, None).buf, [0xff; 4]);
+        }
+        assert_eq!(
+            metadata_request(4, Some(&topics)).buf,
+            [0, 0, 0, 1, 0, 1, b't', 0]
+        );
+        // Metadata v1 answer: brokers (with rack), controller, topics; no throttle, no cluster id.
+        let mut v1 = Writer::default();
+        v1.array_len(1)
+            .i32(7)
+            .string("b7")
+            .i32(9092)
+            .string("rack-a");
+        v1.i32(7);
+        v1.array_len(1).i16(0).string("t").bool(false).array_len(1);
+        v1.i16(0)
+            .i32(0)
+            .i32(7)
+            .array_len(1)
+            .i32(7)
+            .array_len(1)
+            .i32(7);
+        let parsed = parse_metadata(1, &v1.buf).unwrap();
+        assert_eq!(
+            parsed.brokers,
+            vec![BrokerAddress {
+                node_id: 7,
+                host: "b7".into(),
+                port: 9092
+            }]
+        );
+        assert_eq!(parsed.topics[0].partitions[0].leader, 7);
+        assert!(parse_metadata(2, &v1.buf).is_err(), "v2 has a cluster id");
+        // v2 adds the cluster id after the brokers; v3 the throttle time in front.
+        let mut v2 = Writer::default();
+        v2.array_len(0).string("cid").i32(-1).array_len(0);
+        assert!(parse_metadata(2, &v2.buf).unwrap().brokers.is_empty());
+        let mut v3 = Writer::default();
+        v3.i32(0).buf.extend_from_slice(&v2.buf);
+        assert!(parse_metadata(3, &v3.buf).unwrap().topics.is_empty());
+        // ListOffsets v1: replica id, no isolation level; one timestamp per partition.
+        let request = list_offsets_request(1, true, &[("t", vec![7])], EARLIEST);
+        let mut expected = Writer::default();
+        expected.i32(-1).i32(1).string("t").i32(1).i32(7).i64(-2);
+        assert_eq!(request.buf, expected.buf);
+        let mut answer = Writer::default();
+        answer.array_len(1).string("t").array_len(1);
+        answer.i32(7).i16(0).i64(-1).i64(42);
+        let parsed = parse_list_offsets(1, &answer.buf).unwrap();
+        assert_eq!((parsed[0].partition, parsed[0].offset), (7, 42));
+    }
+
     #[test]
     fn versions_are_negotiated_to_the_highest_common_one() {
         assert_eq!(pick_version(&(4..=8), &(0..=12)), Some(8));
         assert_eq!(pick_version(&(4..=8), &(0..=5)), Some(5));
         assert_eq!(pick_version(&(4..=8), &(0..=3)), None);
+        // Kafka 0.10.0: Metadata v0-v1, ListOffsets v0 only.
+        assert_eq!(pick_version(&METADATA_VERSIONS, &(0..=1)), Some(1));
+        assert_eq!(pick_version(&LIST_OFFSETS_VERSIONS, &(0..=0)), None);
+        // Kafka 0.10.2: Metadata v0-v2, ListOffsets v0-v1.
+        assert_eq!(pick_version(&METADATA_VERSIONS, &(0..=2)), Some(2));
+        assert_eq!(pick_version(&LIST_OFFSETS_VERSIONS, &(0..=1)), Some(1));
         assert_eq!(pick_version(&(2..=5), &(1..=10)), Some(5));
     }
 }

@@ -231,9 +231,14 @@ impl Kafka {
 
     /// Creates a topic, retrying while an earlier deletion of the same name completes.
     pub fn create_topic(&self, topic: &str, partitions: i32) {
+        self.create_replicated_topic(topic, partitions, 1);
+    }
+
+    /// [`Kafka::create_topic`] with `replicas` copies of each partition.
+    pub fn create_replicated_topic(&self, topic: &str, partitions: i32, replicas: i32) {
         let deadline = Instant::now() + ADMIN_TIMEOUT;
         loop {
-            let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(1));
+            let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(replicas));
             let results = RUNTIME
                 .block_on(self.admin.create_topics([&new], &Self::options()))
                 .expect("create topics");
@@ -384,6 +389,20 @@ impl Kafka {
                     .sum()
             })
             .unwrap_or(0)
+    }
+
+    /// The leader (broker id) of each partition of `topic`, -1 where it has none.
+    pub fn leaders(&self, topic: &str) -> Vec<(i32, i32)> {
+        let metadata = self
+            .admin
+            .inner()
+            .fetch_metadata(Some(topic), ADMIN_TIMEOUT)
+            .expect("topic metadata");
+        metadata
+            .topics()
+            .iter()
+            .flat_map(|t| t.partitions().iter().map(|p| (p.id(), p.leader())))
+            .collect()
     }
 
     fn wait_for_partitions(&self, topic: &str, partitions: i32) {
@@ -639,4 +658,70 @@ fn ensemble_script(args: &[&str]) {
         .status()
         .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
     assert!(status.success(), "ensemble.sh {args:?} failed: {status}");
+}
+
+/// A Kafka 4 KRaft cluster of its own (`tests/cluster/kraft.sh`): N combined broker+controller
+/// nodes, node I has broker id I. Stopped and removed when dropped. Its jars come from
+/// `gradle kraftClasspath` (build/kraft/classpath.txt, or OFFSETKEEPER_KRAFT_CLASSPATH); without
+/// them kraft.sh fails and so does the test.
+pub struct KraftCluster {
+    pub dir: PathBuf,
+    /// bootstrap.servers: every node.
+    pub bootstrap: String,
+    /// The broker port of each node, node 1 first.
+    pub ports: Vec<u16>,
+}
+
+impl KraftCluster {
+    pub fn start(name: &str, nodes: usize) -> KraftCluster {
+        let dir = repo_root().join("build").join(unique(name));
+        kraft_script(&["start", &dir.to_string_lossy(), &nodes.to_string()]);
+        let vars = read_env_file(&dir.join("kraft.env"));
+        let bootstrap = vars
+            .get("OFFSETKEEPER_BOOTSTRAP")
+            .cloned()
+            .expect("kraft.env has OFFSETKEEPER_BOOTSTRAP");
+        let ports = (1..=nodes)
+            .map(|i| {
+                vars.get(&format!("KRAFT_NODE_{i}_PORT"))
+                    .and_then(|port| port.parse().ok())
+                    .unwrap_or_else(|| panic!("kraft.env has no KRAFT_NODE_{i}_PORT"))
+            })
+            .collect();
+        KraftCluster {
+            dir,
+            bootstrap,
+            ports,
+        }
+    }
+
+    /// `kraft.sh <command> DIR <node>`: kill-node, stop-node, start-node.
+    pub fn node(&self, command: &str, node: usize) {
+        kraft_script(&[command, &self.dir.to_string_lossy(), &node.to_string()]);
+    }
+
+    /// This cluster's brokers with `zookeeper` for the offsets.
+    pub fn with_zookeeper(&self, zookeeper: &str) -> Cluster {
+        Cluster {
+            zookeeper: zookeeper.to_string(),
+            bootstrap: self.bootstrap.clone(),
+        }
+    }
+}
+
+impl Drop for KraftCluster {
+    fn drop(&mut self) {
+        kraft_script(&["stop", &self.dir.to_string_lossy()]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn kraft_script(args: &[&str]) {
+    let script = repo_root().join("tests/cluster/kraft.sh");
+    let status = Command::new("bash")
+        .arg(&script)
+        .args(args)
+        .status()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
+    assert!(status.success(), "kraft.sh {args:?} failed: {status}");
 }

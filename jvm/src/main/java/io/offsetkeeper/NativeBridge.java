@@ -17,7 +17,8 @@ final class NativeBridge {
     /**
      * Opens an engine. A policy given as null takes the default (earliest; for onMissing the
      * {@code auto.offset.reset} of the Kafka parameters when present). An ownershipWaitMs of -1
-     * takes the default (the session timeout plus 5 s).
+     * takes the default (the session timeout plus 5 s); a kafkaTimeoutMs of -1 the Kafka
+     * parameters' {@code default.api.timeout.ms}, else 60 s.
      *
      * @return a handle, never 0; free it once with {@link #close(long)}
      */
