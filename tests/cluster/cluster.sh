@@ -17,6 +17,9 @@
 #
 # Env: OFFSETKEEPER_CLUSTER_CLASSPATH  file holding a ':'-separated classpath
 #                                      (default <repo>/build/cluster/classpath.txt)
+#      OFFSETKEEPER_ZK_CLASSPATH       classpath file for ZooKeeper only (default: the one above)
+#      OFFSETKEEPER_KAFKA_CLASSPATH    classpath file for Kafka only (default: the one above);
+#                                      the compatibility matrix mixes versions (tests/compat)
 #      OFFSETKEEPER_CLUSTER_TIMEOUT    seconds to wait for a server to come up (default 90)
 #      JAVA_HOME                       JVM to use (default: java on PATH)
 set -euo pipefail
@@ -24,6 +27,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CLASSPATH_FILE=${OFFSETKEEPER_CLUSTER_CLASSPATH:-$ROOT/build/cluster/classpath.txt}
+ZK_CLASSPATH_FILE=${OFFSETKEEPER_ZK_CLASSPATH:-$CLASSPATH_FILE}
+KAFKA_CLASSPATH_FILE=${OFFSETKEEPER_KAFKA_CLASSPATH:-$CLASSPATH_FILE}
 TIMEOUT=${OFFSETKEEPER_CLUSTER_TIMEOUT:-90}
 STOP_TIMEOUT=30
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
@@ -60,10 +65,14 @@ load_ports() {
   . "$DIR/ports.env"
 }
 
+# read_classpath [FILE]: CP from FILE (default: Kafka's); both files are checked without one.
 read_classpath() {
-  [ -s "$CLASSPATH_FILE" ] || die "classpath file $CLASSPATH_FILE is missing; run 'gradle clusterClasspath'"
-  CP=$(tr -d '\n' <"$CLASSPATH_FILE")
-  [ -f "${CP%%:*}" ] || die "classpath in $CLASSPATH_FILE points at missing jars; run 'gradle clusterClasspath'"
+  local f
+  for f in "${1:-$ZK_CLASSPATH_FILE}" "${1:-$KAFKA_CLASSPATH_FILE}"; do
+    [ -s "$f" ] || die "classpath file $f is missing; run 'gradle clusterClasspath'"
+    CP=$(tr -d '\n' <"$f")
+    [ -f "${CP%%:*}" ] || die "classpath in $f points at missing jars; run 'gradle clusterClasspath'"
+  done
 }
 
 tail_logs() {
@@ -138,7 +147,7 @@ stop_role() {
 start_zk() {
   load_ports
   ! pid_of zk >/dev/null || die "ZooKeeper of $DIR is already running"
-  read_classpath
+  read_classpath "$ZK_CLASSPATH_FILE"
   launch zk 256m -Dzookeeper.jmx.log4j.disable=true \
     org.apache.zookeeper.server.ZooKeeperServerMain "$DIR/zk/zoo.cfg"
   wait_for zk "ruok answer on 127.0.0.1:$ZK_PORT" zk-ok "127.0.0.1:$ZK_PORT"
@@ -149,7 +158,7 @@ start_kafka() {
   load_ports
   ! pid_of kafka >/dev/null || die "Kafka of $DIR is already running"
   probe zk-ok "127.0.0.1:$ZK_PORT" || die "ZooKeeper of $DIR is not answering; start it first"
-  read_classpath
+  read_classpath "$KAFKA_CLASSPATH_FILE"
   # A broker stopped while ZooKeeper was down could not close its session, so its
   # /brokers/ids entry lingers until the session expires, and Kafka refuses to start.
   DEADLINE=$((SECONDS + TIMEOUT))
@@ -341,6 +350,7 @@ case $CMD in
     configure
     configure_secure
     start_zk
+    read_classpath "$KAFKA_CLASSPATH_FILE"
     add_scram_user
     start_kafka
     write_secure_env

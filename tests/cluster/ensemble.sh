@@ -17,6 +17,7 @@
 #
 # Env: OFFSETKEEPER_CLUSTER_CLASSPATH  file holding a ':'-separated classpath
 #                                      (default <repo>/build/cluster/classpath.txt)
+#      OFFSETKEEPER_ZK_CLASSPATH       the same, taken first (another ZooKeeper version: tests/compat)
 #      OFFSETKEEPER_CLUSTER_TIMEOUT    seconds to wait for a node to serve (default 90)
 #      OFFSETKEEPER_ZK_TICK_MS         ZooKeeper tickTime (default 1000: sessions of 2..20 s)
 #      JAVA_HOME                       JVM to use (default: java on PATH)
@@ -24,7 +25,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CLASSPATH_FILE=${OFFSETKEEPER_CLUSTER_CLASSPATH:-$ROOT/build/cluster/classpath.txt}
+CLASSPATH_FILE=${OFFSETKEEPER_ZK_CLASSPATH:-${OFFSETKEEPER_CLUSTER_CLASSPATH:-$ROOT/build/cluster/classpath.txt}}
 TIMEOUT=${OFFSETKEEPER_CLUSTER_TIMEOUT:-90}
 TICK=${OFFSETKEEPER_ZK_TICK_MS:-1000}
 STOP_TIMEOUT=30
