@@ -178,14 +178,19 @@ public class BadArgumentsTest {
 
     @Test
     public void unreachableZooKeeper() throws Exception {
-        // Nothing listens on port 1 of the loopback address.
+        // Nothing listens on port 1 of the loopback address. A load fails whatever the commit
+        // outage tolerance; a commit fails at once only without one (CommitOutageTest has the
+        // deferred commits of the default).
         try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper("127.0.0.1:1")
                 .kafkaParams(TestCluster.kafkaParams("g")).zookeeperTimeout(Duration.ofSeconds(2))
-                .build()) {
-            OffsetKeeperException e = assertThrows(OffsetKeeperException.class,
-                    () -> keeper.commit(Collections.singletonMap(tp(topic, 0), 1L)));
-            assertTrue(e.getClass().getName() + ": " + e.getMessage(),
-                    e instanceof ZooKeeperException || e instanceof ServerTimeoutException);
+                .commitOutageTolerance(Duration.ZERO).build()) {
+            for (ThrowingRunnable call : Arrays.<ThrowingRunnable>asList(
+                    () -> keeper.load(Collections.singleton(topic)),
+                    () -> keeper.commit(Collections.singletonMap(tp(topic, 0), 1L)))) {
+                OffsetKeeperException e = assertThrows(OffsetKeeperException.class, call);
+                assertTrue(e.getClass().getName() + ": " + e.getMessage(),
+                        e instanceof ZooKeeperException || e instanceof ServerTimeoutException);
+            }
         }
     }
 
