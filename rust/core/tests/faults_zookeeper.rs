@@ -14,10 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use offsetkeeper::{
-    Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition, ZkConfig,
-};
-use support::{cluster, unique, Ensemble, Kafka};
+use offsetkeeper::{Error, KeeperConfig, OffsetKeeper, Stored, ZkConfig};
+use support::{batch, cluster, keeper_with, unique, Cluster, Ensemble, Kafka};
 
 /// One ensemble at a time: the tests measure timeouts on a 2-core machine.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -31,21 +29,17 @@ fn keeper_on(
     bootstrap: &str,
     tweak: impl FnOnce(&mut KeeperConfig),
 ) -> OffsetKeeper {
-    let settings = KafkaSettings::from_params([("bootstrap.servers", bootstrap)]).unwrap();
-    let mut zookeeper = ZkConfig::new(connect);
-    zookeeper.request_timeout = REQUEST_TIMEOUT;
-    zookeeper.session_timeout = Duration::from_secs(6);
-    let mut config = KeeperConfig::new(zookeeper, settings);
-    // Fail-fast commits: these tests count the failures (tests/outage.rs has the deferred ones).
-    config.commit_outage_tolerance = Duration::ZERO;
-    tweak(&mut config);
-    OffsetKeeper::open(config).unwrap()
-}
-
-fn batch(topic: &str, partitions: i32, value: i64) -> Vec<(TopicPartition, i64)> {
-    (0..partitions)
-        .map(|p| (TopicPartition::new(topic, p), value))
-        .collect()
+    let servers = Cluster {
+        zookeeper: connect.to_string(),
+        bootstrap: bootstrap.to_string(),
+    };
+    keeper_with(&servers, &[], |config| {
+        config.zookeeper.request_timeout = REQUEST_TIMEOUT;
+        config.zookeeper.session_timeout = Duration::from_secs(6);
+        // Fail-fast commits: these tests count the failures (tests/outage.rs has the deferred ones).
+        config.commit_outage_tolerance = Duration::ZERO;
+        tweak(config);
+    })
 }
 
 /// Reads a group's stored offsets of a topic: `Ok(None)` when nothing is stored,

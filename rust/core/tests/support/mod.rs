@@ -203,6 +203,13 @@ pub fn keeper_with(
     OffsetKeeper::open(config).expect("open keeper")
 }
 
+/// The same offset for partitions `0..partitions` of a topic.
+pub fn batch(topic: &str, partitions: i32, value: i64) -> Vec<(offsetkeeper::TopicPartition, i64)> {
+    (0..partitions)
+        .map(|p| (offsetkeeper::TopicPartition::new(topic, p), value))
+        .collect()
+}
+
 pub fn keeper(cluster: &Cluster) -> OffsetKeeper {
     keeper_with(cluster, &[], |_| {})
 }
