@@ -33,10 +33,6 @@ use crate::zookeeper::layout::{encode_offset, GroupLayout};
 use crate::zookeeper::{chunks_by_size, Applied, Node, WriteOp};
 use crate::TopicPartition;
 
-/// Attempts of one commit when a folder appeared under it, ownership had to be taken again,
-/// or (fencing off) a node changed between the read and the write.
-const ATTEMPTS: usize = 3;
-
 /// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
 const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outage tolerance (the newest offsets are still pending; the next commit tries them again): none went through";
 
@@ -230,8 +226,8 @@ impl OffsetKeeper {
     /// behind the stored offsets are, and the next commit writes its offsets with its own in one
     /// multi. Once commits have failed for the keeper's commit outage tolerance (counted from
     /// the start of the first deferred one) it returns [`Error::Timeout`] with that duration; a
-    /// tolerance of zero returns every such error at once. Either way one attempt takes up to
-    /// the ZooKeeper request timeout, twice when the session must be opened again.
+    /// tolerance of zero returns every such error at once. Either way a commit ends within the
+    /// ZooKeeper request timeout, opening a session again included.
     pub fn commit(&self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<CommitSummary> {
         check_commit(group, offsets)?;
         if offsets.is_empty() {
@@ -286,7 +282,11 @@ impl OffsetKeeper {
             tracker.deferred.clear();
             return Ok(summary);
         }
-        match runtime.block_on(self.write_entries(tracker, &layout, &entries)) {
+        let timeout = self.store.config().request_timeout;
+        let written = self
+            .store
+            .bounded(timeout, self.write_entries(tracker, &layout, &entries));
+        match runtime.block_on(written) {
             Ok(done) => {
                 summary.written = done.written;
                 summary.unchanged = done.unchanged;
@@ -298,7 +298,8 @@ impl OffsetKeeper {
         }
     }
 
-    /// Commits the entries, trying again when a folder appeared or ownership was taken again.
+    /// Commits the entries, trying again when a folder appeared, ownership was taken again or
+    /// (fencing off) a node changed between the read and the write, until the call's deadline.
     async fn write_entries(
         &self,
         tracker: &mut Tracker,
@@ -310,7 +311,7 @@ impl OffsetKeeper {
         loop {
             match self.commit_once(tracker, layout, entries).await {
                 Ok(done) => return Ok(done),
-                Err(Failed::Again(err)) if attempt < ATTEMPTS => {
+                Err(Failed::Again(err)) if !self.store.time_left().is_zero() => {
                     log::debug!("group {group}: commit attempt {attempt} did not go through ({err}); trying again");
                     attempt += 1;
                 }
@@ -416,7 +417,10 @@ impl OffsetKeeper {
             let left = deadline.saturating_duration_since(Instant::now());
             // The timer is made inside the runtime.
             let outcome = runtime.block_on(async {
-                tokio::time::timeout(left, self.write_entries(tracker, &layout, &entries)).await
+                let written = self
+                    .store
+                    .bounded(left, self.write_entries(tracker, &layout, &entries));
+                tokio::time::timeout(left, written).await
             });
             let reason = match outcome {
                 Ok(Ok(_)) => {
@@ -656,11 +660,12 @@ impl OffsetKeeper {
                 }
                 Err(refused) => {
                     let Some((op, role)) = chunk.get(refused.index) else {
-                        return Err(Failed::Final(Error::Internal(format!(
-                            "ZooKeeper refused operation {} of a multi of {}",
-                            refused.index,
-                            chunk.len()
-                        ))));
+                        // The server named an operation the multi does not have.
+                        return Err(Failed::Final(Error::ZooKeeper {
+                            operation: "multi-write",
+                            path: chunk.first().map_or("/", |(op, _)| op.path()).to_string(),
+                            source: refused.error,
+                        }));
                     };
                     let applied_before = number;
                     return Err(self

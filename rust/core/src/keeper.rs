@@ -351,11 +351,20 @@ impl OffsetKeeper {
             .iter()
             .map(|tp| layout.offset_path(&tp.topic, tp.partition))
             .collect();
-        let stored = async {
+        // One deadline for the ZooKeeper side: the request timeout, plus the wait for another
+        // owner to go when ownership is taken.
+        let owning = own && self.ownership.enabled;
+        let budget = self.store.config().request_timeout
+            + if owning {
+                self.ownership_wait()
+            } else {
+                Duration::ZERO
+            };
+        let stored = self.store.bounded(budget, async {
             if !own {
                 return self.store.read_nodes(&paths).await;
             }
-            if self.ownership.enabled {
+            if owning {
                 let wait = self.ownership_wait();
                 self.owners
                     .acquire(&self.store, group, &partitions, wait)
@@ -371,7 +380,7 @@ impl OffsetKeeper {
                 tracker.observe(partition, node.as_ref());
             }
             Ok(nodes)
-        };
+        });
         let (stored, mut ranges) = futures::try_join!(stored, brokers.ranges(&partitions))?;
         partitions
             .into_iter()
@@ -400,14 +409,25 @@ impl OffsetKeeper {
         let before = self.owners.owned_in(group);
         let inspected = runtime.block_on(async {
             // The ZooKeeper session opens while the brokers are asked for the partitions.
-            let (partitions, ()) =
-                futures::try_join!(brokers.partitions(&topics), self.store.connect())?;
+            let timeout = self.store.config().request_timeout;
+            let connect = self.store.bounded(timeout, self.store.connect());
+            let (partitions, ()) = futures::try_join!(brokers.partitions(&topics), connect)?;
             self.inspect_partitions(group, partitions, true).await
         });
         let loaded = inspected.and_then(|inspected| self.validated(group, inspected));
-        if loaded.is_err() && self.ownership.enabled {
-            // A failed load leaves no ownership behind that it took.
-            runtime.block_on(self.owners.release_since(&self.store, group, &before));
+        if let Err(err) = &loaded {
+            // A failed load leaves no ownership behind that it took, when ZooKeeper can answer:
+            // never on a new session (nothing of this load is left without the old one), nor
+            // waiting out a second timeout (the nodes go with the session, or with `close`).
+            if self.ownership.enabled && !err.is_zookeeper_unreachable() {
+                runtime.block_on(async {
+                    if self.store.session_id().await.is_some() {
+                        let release = self.owners.release_since(&self.store, group, &before);
+                        let timeout = self.store.config().request_timeout;
+                        let _ = tokio::time::timeout(timeout, release).await;
+                    }
+                });
+            }
         }
         loaded
     }
