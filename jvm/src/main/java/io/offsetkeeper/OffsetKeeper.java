@@ -186,7 +186,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      * @param offsets partition to the offset of the next record to read (a Spark range's
      *     {@code untilOffset})
      * <p>When ZooKeeper cannot be reached (a timeout, a lost connection or session) the commit
-     * waits up to the ZooKeeper timeout (twice when its session must be opened again), then
+     * waits up to the ZooKeeper timeout (opening its session again included), then
      * returns a result that is {@link CommitResult#deferred() deferred}, with a WARN saying how
      * far behind the stored offsets are: nothing was written, and the next commit writes these
      * offsets (unless it carries newer ones for the same partitions) with its own in one multi.
@@ -578,12 +578,15 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             return this;
         }
 
-        /** The bound on each ZooKeeper call, connecting included; default 10 s. */
+        /**
+         * The deadline of the ZooKeeper work of each call (load, commit), opening the session
+         * included; a load that takes ownership adds the ownership wait. Default 10 s.
+         */
         public Builder zookeeperTimeout(Duration timeout) {
             return zookeeperTimeout(millis(timeout, "zookeeperTimeout"));
         }
 
-        /** The bound on each ZooKeeper call in milliseconds, connecting included. */
+        /** {@link #zookeeperTimeout(Duration)} in milliseconds. */
         public Builder zookeeperTimeout(long millis) {
             this.zookeeperTimeoutMs = checkMillis(millis, "zookeeperTimeout");
             return this;
