@@ -327,16 +327,18 @@ impl Owners {
                 .filter(|(_, node)| node.data != me.as_bytes())
                 .collect();
             if let Some((first, node)) = foreign.first() {
-                if self
-                    .take_over_from_gone(
-                        store,
-                        &layout,
-                        &wanted,
-                        &owner_paths,
-                        &foreign,
-                        &mut given_up,
-                    )
-                    .await?
+                // Bounded too: a take-over refused again and again ends in the wait below.
+                if Instant::now() < settle_by
+                    && self
+                        .take_over_from_gone(
+                            store,
+                            &layout,
+                            &wanted,
+                            &owner_paths,
+                            &foreign,
+                            &mut given_up,
+                        )
+                        .await?
                 {
                     continue;
                 }
