@@ -4,8 +4,9 @@
 //!   last commit). A node changed by anyone else makes ZooKeeper refuse the whole multi:
 //!   [`Error::CommitConflict`], nothing written. Unchanged offsets are not sent at all, so a
 //!   batch where 1 of 1,000 partitions moved is one write.
-//! - Ownership: when this keeper registered in the group, the multi also checks that its
-//!   `ids` node still exists. It goes when the session expires; the keeper then takes ownership
+//! - Ownership: a keeper that never loaded the group (deserialized from a Spark checkpoint)
+//!   first takes ownership of the batch's partitions, as a load would. When this keeper
+//!   registered in the group, the multi also checks that its `ids` node still exists. It goes when the session expires; the keeper then takes ownership
 //!   again, unless another instance has it, which is a conflict.
 //! - Monotonic: an offset below what this keeper already committed for the partition is left
 //!   out with a WARN (batches can finish out of order with `spark.streaming.concurrentJobs`).
@@ -133,6 +134,12 @@ impl Tracker {
         if self.deferred.remove(partition).is_some() {
             log::info!("{partition}: a load took over; the offset of a deferred commit is dropped");
         }
+        self.adopt(partition, node);
+    }
+
+    /// What was read once this keeper took ownership: as [`Tracker::observe`], but the offsets
+    /// of deferred commits stay (the job goes on from them).
+    fn adopt(&mut self, partition: &TopicPartition, node: Option<&Node>) {
         let now = Seen::of(node);
         match self.nodes.get_mut(partition) {
             None => {
@@ -219,7 +226,9 @@ impl OffsetKeeper {
     /// is written. With fencing on, the multi fails as a whole with
     /// [`Error::CommitConflict`] when another writer changed any of the partitions since this
     /// keeper last saw them. Offsets below what this keeper already committed are skipped with a
-    /// WARN (monotonic commits).
+    /// WARN (monotonic commits). A keeper that did not load the group (one deserialized from a
+    /// Spark checkpoint) first takes ownership of the batch's partitions, waiting as a load does
+    /// and failing with [`Error::Owned`] (nothing written) when another instance keeps them.
     ///
     /// When ZooKeeper cannot be reached ([`Error::is_zookeeper_unreachable`]) the commit is
     /// deferred: it returns `Ok` with [`CommitSummary::deferred`] set and a WARN saying how far
@@ -307,6 +316,9 @@ impl OffsetKeeper {
         entries: &[Entry<'_>],
     ) -> Result<CommitSummary> {
         let group = layout.group;
+        if self.ownership.enabled && !self.owners.is_registered(group) {
+            self.take_ownership(tracker, layout, entries).await?;
+        }
         let mut attempt = 1;
         loop {
             match self.commit_once(tracker, layout, entries).await {
@@ -318,6 +330,47 @@ impl OffsetKeeper {
                 Err(Failed::Again(err) | Failed::Final(err)) => return Err(err),
             }
         }
+    }
+
+    /// A keeper committing to a group it did not load (one deserialized from a Spark
+    /// checkpoint, whose job recovered without loading) takes ownership of the batch's
+    /// partitions first, with the wait and refusal of a load, then reads their nodes again, so
+    /// that it fences on what is stored once it owns them.
+    async fn take_ownership(
+        &self,
+        tracker: &mut Tracker,
+        layout: &GroupLayout<'_>,
+        entries: &[Entry<'_>],
+    ) -> Result<()> {
+        let group = layout.group;
+        let partitions: Vec<TopicPartition> = entries
+            .iter()
+            .map(|entry| entry.partition.clone())
+            .collect();
+        let wait = self.ownership_wait();
+        if let Err(err) = self
+            .owners
+            .acquire(&self.store, group, &partitions, wait)
+            .await
+        {
+            if !err.is_zookeeper_unreachable() {
+                // Nothing of a refused acquisition stays behind.
+                self.owners.release_since(&self.store, group, &[]).await;
+            }
+            return Err(err);
+        }
+        if self.fencing {
+            let paths: Vec<String> = entries.iter().map(|entry| entry.path(layout)).collect();
+            let nodes = self.store.read_nodes(&paths).await?;
+            for (entry, node) in entries.iter().zip(&nodes) {
+                tracker.adopt(entry.partition, node.as_ref());
+            }
+        }
+        log::info!(
+            "group {group}: this keeper commits without having loaded the group (deserialized from a checkpoint?); it took ownership of the {} partition(s) of its first commit",
+            partitions.len()
+        );
+        Ok(())
     }
 
     /// A commit that failed: deferred when ZooKeeper could not be reached and the outage is

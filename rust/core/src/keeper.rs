@@ -63,12 +63,14 @@ pub struct KeeperConfig {
 
 /// Ownership of a group's partitions: a load registers the keeper under
 /// `<base>/<group>/ids` and takes `<base>/<group>/owners/<topic>/<partition>`, ephemeral nodes
-/// in the layout of Kafka's old consumer.
+/// in the layout of Kafka's old consumer. A keeper that commits without having loaded the group
+/// takes the partitions of its first commit the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ownership {
     pub enabled: bool,
-    /// How long a load waits for another instance's ownership to go before failing with
-    /// [`Error::Owned`]. `None`: this keeper's ZooKeeper session timeout plus 5 s, the longest a
+    /// How long a load (or a first commit without a load) waits for another instance's
+    /// ownership to go before failing with [`Error::Owned`]. An owner of this host whose
+    /// process is gone is not waited for. `None`: this keeper's ZooKeeper session timeout plus 5 s, the longest a
     /// crashed driver's session (with the same timeout) outlives it.
     pub wait: Option<Duration>,
 }
@@ -222,7 +224,7 @@ pub struct OffsetKeeper {
     policy: Policy,
     pub(crate) fencing: bool,
     pub(crate) monotonic: bool,
-    ownership: Ownership,
+    pub(crate) ownership: Ownership,
     pub(crate) commit_outage_tolerance: Duration,
     /// What this keeper saw of the offset nodes; held through each commit, so that commits of
     /// one keeper never race each other.
@@ -287,8 +289,8 @@ impl OffsetKeeper {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// How long a load waits for another owner to go.
-    fn ownership_wait(&self) -> Duration {
+    /// How long a load (or a first commit without a load) waits for another owner to go.
+    pub(crate) fn ownership_wait(&self) -> Duration {
         self.ownership
             .wait
             .unwrap_or(self.store.config().session_timeout + EXPIRY_SLACK)

@@ -46,7 +46,11 @@ import org.apache.kafka.common.TopicPartition;
  * writer changed them); a load takes ownership of the group's partitions (ephemeral nodes under
  * {@code /consumers/<group>/ids} and {@code /owners}, in Kafka's old consumer layout), waiting
  * up to the session timeout plus 5 s for a previous driver's session to go, then failing with
- * {@link PartitionOwnedException}; and commits are monotonic (an offset below what this keeper
+ * {@link PartitionOwnedException}; a keeper that commits without having loaded (a job recovered
+ * from a checkpoint with {@code StreamingContext.getOrCreate}, whose keeper was deserialized)
+ * takes ownership of its first commit's partitions the same way; a previous owner that ran on
+ * this host and whose process is gone (killed) is taken over at once, without waiting for its
+ * session; and commits are monotonic (an offset below what this keeper
  * already committed is left out with a WARN). {@link #close()} releases the ownership at once.
  *
  * <p>ZooKeeper outages: a commit that cannot reach ZooKeeper (a timeout, a lost connection or
@@ -195,6 +199,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      * @throws CommitConflictException when another writer changed a partition since this keeper
      *     last saw it (fencing), or took the group over after this keeper's session expired;
      *     nothing was written
+     * @throws PartitionOwnedException on the first commit of a keeper that did not load the
+     *     group (one deserialized from a checkpoint), which takes ownership of the batch's
+     *     partitions as a load would, when another running instance owns them and does not go
+     *     within the ownership wait; nothing was written
      * @throws ServerTimeoutException when ZooKeeper could not be reached and commits have failed
      *     for longer than the commit outage tolerance (the message says how long), or at once
      *     with a tolerance of zero
@@ -635,7 +643,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          * One active instance per group: a load registers this keeper under
          * {@code /consumers/<group>/ids} and takes {@code /consumers/<group>/owners/<topic>/<p>}
          * (ephemeral nodes, as Kafka's old consumer did); another instance's load waits for them
-         * to go, then fails with {@link PartitionOwnedException}. Default on.
+         * to go, then fails with {@link PartitionOwnedException}. A keeper that commits without
+         * having loaded (deserialized from a checkpoint) takes the partitions of its first commit
+         * the same way. An owner that registered from this host whose process is gone is taken
+         * over at once. Default on.
          */
         public Builder ownership(boolean enabled) {
             this.ownership = enabled;
