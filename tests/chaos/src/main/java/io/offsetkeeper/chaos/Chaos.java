@@ -161,8 +161,9 @@ public final class Chaos {
         }
         deleteRecursively(out.toFile());
         Files.createDirectories(out);
-        log(String.format(Locale.ROOT, "%.1f min, a fault every %d s from %s, %d records/s over %d partitions, %s",
-                minutes, faultEveryMs / 1000, rotation, rate, PARTITIONS, strategy));
+        log(String.format(Locale.ROOT, "%s, a fault every %d s from %s, %d records/s over %d partitions, %s",
+                faultCount > 0 ? faultCount + " faults" : minutes + " min", faultEveryMs / 1000, rotation, rate,
+                PARTITIONS, strategy));
         cluster("start");
         try {
             return soak();
