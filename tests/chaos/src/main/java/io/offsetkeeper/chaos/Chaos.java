@@ -708,12 +708,15 @@ public final class Chaos {
         for (int n = 1; n <= instance; n++) {
             for (String line : readLines(sinkFile(n))) {
                 String[] parts = line.split(" ");
-                if (parts.length != 2) {
-                    torn++;
-                    continue;
+                try {
+                    if (parts.length != 2) {
+                        throw new NumberFormatException(line);
+                    }
+                    seen[Integer.parseInt(parts[0])].set(Math.toIntExact(Long.parseLong(parts[1])));
+                    lines++;
+                } catch (NumberFormatException | ArrayIndexOutOfBoundsException e) {
+                    torn++; // the tail of a batch cut by a kill: not committed, so processed again
                 }
-                seen[Integer.parseInt(parts[0])].set(Math.toIntExact(Long.parseLong(parts[1])));
-                lines++;
             }
             for (String line : readLines(eventsFile(n))) {
                 String[] parts = line.split(" ");

@@ -9,6 +9,7 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -121,7 +122,8 @@ public final class ChaosJob {
         event("LOAD_END", "lost=" + lost + " corrections=" + report.corrections().size());
         Map<TopicPartition, Long> offsets = report.offsets();
         ConsumerStrategy<String, String> strategy = assign
-                ? ConsumerStrategies.<String, String>Assign(offsets.keySet(), kafkaParams, offsets)
+                // A copy: Spark checkpoints the strategy, and a key set view is not serializable.
+                ? ConsumerStrategies.<String, String>Assign(new ArrayList<>(offsets.keySet()), kafkaParams, offsets)
                 : ConsumerStrategies.<String, String>Subscribe(topics, kafkaParams, offsets);
         JavaInputDStream<ConsumerRecord<String, String>> stream = KafkaUtils.createDirectStream(
                 ssc, LocationStrategies.PreferConsistent(), strategy);
