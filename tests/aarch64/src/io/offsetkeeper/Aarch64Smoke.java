@@ -43,7 +43,8 @@ public final class Aarch64Smoke {
 
     public static void main(String[] args) {
         try {
-            checkPlatform();
+            // The panic mode runs on the test build, named by the override property.
+            checkPlatform(args.length > 0 && args[0].equals("panic"));
             if (args.length == 1 && args[0].equals("no-library")) {
                 noLibrary();
             } else if (args.length == 3 && args[0].equals("full")) {
@@ -79,11 +80,11 @@ public final class Aarch64Smoke {
         }
     }
 
-    private static void checkPlatform() {
+    private static void checkPlatform(boolean testLibrary) {
         String arch = System.getProperty("os.arch");
         check("aarch64".equals(arch), "os.arch=" + arch + ", not aarch64: not an aarch64 JVM");
         String override = System.getProperty(NativeLibrary.OVERRIDE_PROPERTY);
-        check(override == null, "-D" + NativeLibrary.OVERRIDE_PROPERTY + "=" + override
+        check(testLibrary || override == null, "-D" + NativeLibrary.OVERRIDE_PROPERTY + "=" + override
                 + " is set: the smoke must load the jar's resource");
         ok("platform: os.arch=" + arch + ", java " + System.getProperty("java.version") + " ("
                 + System.getProperty("java.vm.name") + ", " + System.getProperty("java.vm.info")
@@ -175,6 +176,7 @@ public final class Aarch64Smoke {
     private static void panic(String zookeeper, String bootstrap) throws Exception {
         String library = System.getProperty(NativeLibrary.OVERRIDE_PROPERTY);
         check(library != null && library.contains("test-panic"), "not the test library: " + library);
+        NativeLibrary.load(); // panicForTest is the first native call here
         String suffix = Long.toString(System.currentTimeMillis(), 36);
         String topic = "aarch64-panic-" + suffix;
         Map<String, Object> kafka = new HashMap<>();
