@@ -465,18 +465,71 @@ impl OffsetKeeper {
         for report in loaded.corrections() {
             // The job starts elsewhere than the stored offset: commits may go below it.
             tracker.reset_floor(&report.partition);
-            log::warn!(
-                "group {group}: {} stored {} with range [{}, {}]; starting at {} ({}, {} records lost)",
-                report.partition,
-                report.stored,
-                report.range.earliest,
-                report.range.latest,
-                report.decision.offset,
-                report.decision.action.name(),
-                report.decision.records_lost
-            );
         }
+        log_load(group, &loaded);
         Ok(loaded)
+    }
+}
+
+/// Up to this many corrections are logged one line each; more get one summary line, and
+/// their details a level lower, so that a first start of 1,000 partitions is no WARN flood.
+const CORRECTIONS_LOGGED_ONE_BY_ONE: usize = 5;
+
+/// Logs a load: WARN for what skips or loses records or is unexpected (below or above range,
+/// corrupt); INFO for a first start (initialized) and for the load's summary.
+fn log_load(group: &str, loaded: &Loaded) {
+    let corrections: Vec<&PartitionReport> = loaded.corrections().collect();
+    let unexpected = |r: &PartitionReport| {
+        r.decision.action != Action::Initialized || r.decision.records_lost > 0
+    };
+    let one_by_one = corrections.len() <= CORRECTIONS_LOGGED_ONE_BY_ONE;
+    let mut counts: Vec<(&'static str, usize)> = Vec::new();
+    let mut lost = 0i64;
+    for report in &loaded.partitions {
+        let name = report.decision.action.name();
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((name, 1)),
+        }
+        lost = lost.saturating_add(report.decision.records_lost);
+    }
+    let summary_level = if !one_by_one && corrections.iter().any(|r| unexpected(r)) {
+        log::Level::Warn
+    } else {
+        log::Level::Info
+    };
+    log::log!(
+        summary_level,
+        "group {group}: loaded {} partition(s){}; {lost} records lost{}",
+        loaded.partitions.len(),
+        counts
+            .iter()
+            .enumerate()
+            .map(|(i, (name, count))| format!("{}{count} {name}", if i == 0 { ": " } else { ", " }))
+            .collect::<String>(),
+        if one_by_one {
+            ""
+        } else {
+            " (each correction at INFO, each initialized partition at DEBUG)"
+        }
+    );
+    for report in corrections {
+        let level = match (unexpected(report), one_by_one) {
+            (true, true) => log::Level::Warn,
+            (true, false) | (false, true) => log::Level::Info,
+            (false, false) => log::Level::Debug,
+        };
+        log::log!(
+            level,
+            "group {group}: {} stored {} with range [{}, {}]; starting at {} ({}, {} records lost)",
+            report.partition,
+            report.stored,
+            report.range.earliest,
+            report.range.latest,
+            report.decision.offset,
+            report.decision.action.name(),
+            report.decision.records_lost
+        );
     }
 }
 

@@ -13,7 +13,11 @@ import java.util.Map;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongFunction;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
 
 /**
  * Loads a Spark Streaming job's (or any Kafka consumer's) offsets from ZooKeeper
@@ -494,19 +498,45 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
 
         /**
-         * The Kafka parameters given to Spark; values are taken as {@code String.valueOf}.
-         * {@code bootstrap.servers} is required; security settings are passed on; keys with no
-         * meaning for offsetkeeper (deserializers and the like) are ignored. Required.
+         * The Kafka parameters given to Spark, read as {@code KafkaConsumer} reads them: a
+         * consumer setting's value is parsed by the consumer's {@code ConfigDef} (a
+         * {@code List} or a comma-separated {@code String} for a list, a {@code Class} or its
+         * name, a {@code Password}, a number or its text); other keys are taken as
+         * {@code String.valueOf}. {@code bootstrap.servers} is required; security settings are
+         * passed on; keys with no meaning for offsetkeeper (deserializers and the like) are
+         * ignored. Required.
+         *
+         * @throws IllegalArgumentException when a value is not of its setting's type
          */
         public Builder kafkaParams(Map<String, ?> params) {
             require(params, "kafkaParams");
+            Map<String, ConfigDef.ConfigKey> consumerKeys = ConsumerConfig.configDef().configKeys();
             LinkedHashMap<String, String> copy = new LinkedHashMap<>();
             for (Map.Entry<String, ?> e : params.entrySet()) {
                 String key = require(e.getKey(), "kafkaParams key");
-                copy.put(key, String.valueOf(require(e.getValue(), "kafkaParams value of " + key)));
+                Object value = require(e.getValue(), "kafkaParams value of " + key);
+                ConfigDef.ConfigKey known = consumerKeys.get(key);
+                copy.put(key, known == null ? String.valueOf(value) : kafkaString(key, value, known.type));
             }
             this.kafkaParams = copy;
             return this;
+        }
+
+        /** A consumer setting's value as text, the way kafka-clients parses it. */
+        private static String kafkaString(String key, Object value, ConfigDef.Type type) {
+            Object parsed;
+            try {
+                parsed = ConfigDef.parseType(key, value, type);
+            } catch (ConfigException e) {
+                // Kafka's message quotes the value: not for a secret.
+                throw new IllegalArgumentException("kafkaParams value of " + key + " is not a "
+                        + type.toString().toLowerCase(Locale.ROOT)
+                        + (isSecret(key) ? "" : ": " + e.getMessage()));
+            }
+            if (parsed instanceof Password) {
+                return ((Password) parsed).value();
+            }
+            return ConfigDef.convertToString(parsed, type);
         }
 
         /**
