@@ -291,10 +291,15 @@ impl OffsetKeeper {
             tracker.deferred.clear();
             return Ok(summary);
         }
-        let timeout = self.store.config().request_timeout;
+        // One deadline: the request timeout, plus the wait for another owner to go when this
+        // keeper must take ownership first (as a load's).
+        let mut budget = self.store.config().request_timeout;
+        if self.ownership.enabled && !self.owners.is_registered(group) {
+            budget += self.ownership_wait();
+        }
         let written = self
             .store
-            .bounded(timeout, self.write_entries(tracker, &layout, &entries));
+            .bounded(budget, self.write_entries(tracker, &layout, &entries));
         match runtime.block_on(written) {
             Ok(done) => {
                 summary.written = done.written;

@@ -245,6 +245,18 @@ fn a_live_owner_on_this_host_is_still_waited_for() {
         .unwrap_err();
     assert!(matches!(err, Error::Owned { .. }), "{err:?}");
     assert_eq!(stored(&zk, &group, &topic, 0), None);
+    // A wait longer than the request timeout is waited out too, and ends as Owned, not as a
+    // ZooKeeper timeout (which a commit would defer).
+    let long_wait = Duration::from_secs(3);
+    let patient = keeper_with(&cluster, &[], |c| {
+        c.ownership.wait = Some(long_wait);
+        c.zookeeper.request_timeout = Duration::from_secs(1);
+    });
+    let started = Instant::now();
+    let err = patient.commit(&group, &batch(&topic, 1, 3)).unwrap_err();
+    assert!(matches!(err, Error::Owned { .. }), "{err:?}");
+    assert!(started.elapsed() >= long_wait, "{:?}", started.elapsed());
+    assert_eq!(stored(&zk, &group, &topic, 0), None);
 
     // Once it is killed, the same keeper's next try takes over at once.
     let keeper = waiting(&cluster, Duration::ZERO);
