@@ -139,6 +139,13 @@ public class CheckpointRecoveryTest {
             assertEquals(registered.toString(), 1, registered.size());
             deadId = registered.get(0);
             deadPid = first.pid();
+            // Spark writes the checkpoint after a batch, not with the commit: kill the driver
+            // only once there is one to recover from.
+            Cluster.waitFor(() -> {
+                String[] names = checkpoint.list();
+                return names != null && java.util.Arrays.stream(names)
+                        .anyMatch(name -> name.matches("checkpoint-\\d+"));
+            }, "Spark to write a checkpoint");
             first.kill();
         }
         // Its ZooKeeper session lives on after the kill: so do its ownership nodes.
