@@ -539,7 +539,7 @@ fn migrate(cx: &Context, args: MigrateArgs) -> Outcome {
     let kafka_group = args.kafka_group.as_deref().unwrap_or(group);
     check_name("group", kafka_group).map_err(|err| Failure::usage(reason(err)))?;
     let keeper = cx.with_kafka("migrate")?;
-    let groups = ConsumerGroups::new(cx.kafka_settings("migrate")?, cx.timeout);
+    let groups = ConsumerGroups::new(cx.kafka_settings("migrate")?, cx.timeout)?;
     if args.to_kafka {
         migrate_to_kafka(cx, &keeper, &groups, group, kafka_group, &args)
     } else {

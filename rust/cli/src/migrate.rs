@@ -1,11 +1,17 @@
-//! Kafka consumer groups (`__consumer_offsets`) for `migrate`, through librdkafka. Only this
-//! tool links librdkafka: the engine and the JNI library ask the brokers with the engine's own
-//! connections, which need no consumer group.
+//! Kafka consumer groups (`__consumer_offsets`) for `migrate`, through librdkafka (built with
+//! a static OpenSSL for TLS and SCRAM). Only this tool links librdkafka: loads ask the brokers
+//! over the engine's own connections (rustls), which need no consumer group. The job's
+//! settings are checked as loads check them, and the security settings loads resolved are
+//! handed to librdkafka in its names, so `migrate` accepts and refuses what loads do.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::time::Duration;
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use offsetkeeper::kafka::params::JAVA_ONLY_KEYS;
+use offsetkeeper::kafka::security::{platform_roots, KafkaSecurity};
 use offsetkeeper::names::check_name;
 use offsetkeeper::{check_commit, KafkaSettings, TopicPartition};
 use rdkafka::config::ClientConfig;
@@ -63,12 +69,20 @@ impl From<GroupError> for Failure {
 /// does: it never subscribes or joins. Every call is bounded by the timeout.
 pub struct ConsumerGroups {
     settings: KafkaSettings,
+    /// librdkafka's settings, `group.id` left out.
+    config: ClientConfig,
     timeout: Duration,
 }
 
 impl ConsumerGroups {
-    pub fn new(settings: KafkaSettings, timeout: Duration) -> ConsumerGroups {
-        ConsumerGroups { settings, timeout }
+    /// Refuses the settings loads refuse, with the same message, before anything is sent.
+    pub fn new(settings: KafkaSettings, timeout: Duration) -> Result<ConsumerGroups, GroupError> {
+        let config = librdkafka_config(&settings)?;
+        Ok(ConsumerGroups {
+            settings,
+            config,
+            timeout,
+        })
     }
 
     /// The offsets the group committed for the partitions, in the order given; `None` where it
@@ -143,15 +157,9 @@ impl ConsumerGroups {
             .map_err(|err| self.error(OPERATION, None, err))
     }
 
-    /// A consumer with the job's settings and `group.id`, which never subscribes. The keys only
-    /// the Java client knows (offsetkeeper's own connections read them) are left out.
+    /// A consumer with the job's settings and `group.id`, which never subscribes.
     fn consumer(&self, group: &str) -> Result<BaseConsumer, GroupError> {
-        let mut config = ClientConfig::new();
-        for (key, value) in &self.settings.settings {
-            if !JAVA_ONLY_KEYS.contains(&key.as_str()) {
-                config.set(key, value);
-            }
-        }
+        let mut config = self.config.clone();
         config.set("group.id", group);
         config
             .create()
@@ -183,6 +191,90 @@ impl ConsumerGroups {
     }
 }
 
+/// Keys librdkafka gets from what loads resolved ([`librdkafka_config`]), not as given: it
+/// reads no `sasl.jaas.config`, and its `ssl.keystore.location` is a PKCS#12 store where
+/// loads read PEM.
+const RESOLVED_KEYS: &[&str] = &[
+    "security.protocol",
+    "sasl.mechanisms",
+    "sasl.username",
+    "sasl.password",
+    "ssl.ca.location",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "ssl.endpoint.identification.algorithm",
+];
+
+/// librdkafka's settings for the job's. The keys only the Java client knows are left out;
+/// the security settings are checked by the engine (the errors loads give) and set from what
+/// it resolved: the protocol, the SASL login (from `sasl.jaas.config` too), the CA file (the
+/// platform's roots, as loads trust them, when none is set), the PEM keystore as certificate
+/// and key, and host name verification.
+fn librdkafka_config(settings: &KafkaSettings) -> Result<ClientConfig, GroupError> {
+    let security = KafkaSecurity::from_settings(settings)?;
+    let mut config = ClientConfig::new();
+    for (key, value) in &settings.settings {
+        let key = key.as_str();
+        if !JAVA_ONLY_KEYS.contains(&key) && !RESOLVED_KEYS.contains(&key) {
+            config.set(key, value);
+        }
+    }
+    let protocol = match (security.tls.is_some(), security.sasl.is_some()) {
+        (false, false) => "PLAINTEXT",
+        (true, false) => "SSL",
+        (false, true) => "SASL_PLAINTEXT",
+        (true, true) => "SASL_SSL",
+    };
+    config.set("security.protocol", protocol);
+    if let Some(login) = &security.sasl {
+        config
+            .set("sasl.mechanisms", login.mechanism.name())
+            .set("sasl.username", &login.username)
+            .set("sasl.password", &login.password);
+    }
+    if security.tls.is_some() {
+        config.set("ssl.endpoint.identification.algorithm", "https");
+        match &security.tls_files.ca {
+            Some(ca) => config.set("ssl.ca.location", path_text("ssl.ca.location", ca)?),
+            // librdkafka with a static OpenSSL would look in a fixed list of paths and miss
+            // SSL_CERT_FILE / SSL_CERT_DIR: given the roots loads trust instead.
+            None => config.set("ssl.ca.pem", roots_pem()?),
+        };
+        if let Some(keystore) = &security.tls_files.keystore {
+            let path = path_text("ssl.keystore.location", keystore)?;
+            // One PEM file holds both; OpenSSL skips the blocks of the other kind.
+            config
+                .set("ssl.certificate.location", path)
+                .set("ssl.key.location", path);
+        }
+    }
+    Ok(config)
+}
+
+fn path_text<'a>(key: &str, path: &'a Path) -> Result<&'a str, GroupError> {
+    path.to_str().ok_or_else(|| {
+        GroupError::Settings(format!(
+            "{key} {} is not UTF-8, which librdkafka cannot open; give a UTF-8 path",
+            path.display()
+        ))
+    })
+}
+
+/// The platform's trusted roots as PEM text.
+fn roots_pem() -> Result<String, GroupError> {
+    let mut pem = String::new();
+    for cert in platform_roots()? {
+        pem.push_str("-----BEGIN CERTIFICATE-----\n");
+        let encoded = BASE64.encode(cert.as_ref());
+        for line in encoded.as_bytes().chunks(64) {
+            pem.push_str(&String::from_utf8_lossy(line));
+            pem.push('\n');
+        }
+        pem.push_str("-----END CERTIFICATE-----\n");
+    }
+    Ok(pem)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,7 +285,7 @@ mod tests {
             ("sasl.password", "hunter2-secret"),
         ])
         .expect("settings");
-        ConsumerGroups::new(settings, Duration::from_millis(200))
+        ConsumerGroups::new(settings, Duration::from_millis(200)).expect("accepted")
     }
 
     #[test]
@@ -215,19 +307,82 @@ mod tests {
     }
 
     #[test]
-    fn refused_settings_are_an_error_without_secrets() {
+    fn settings_loads_refuse_are_refused_with_the_same_message_and_no_secret() {
+        let dir = std::env::temp_dir().join(format!("ok-migrate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let store = dir.join("client.p12");
+        std::fs::write(&store, [0x30, 0x82, 0, 0]).expect("store");
+        let store = store.to_str().expect("path");
+        for (pairs, needle) in [
+            (
+                vec![("security.protocol", "NOT-A-PROTOCOL")],
+                "security.protocol 'NOT-A-PROTOCOL' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",
+            ),
+            (
+                vec![("security.protocol", "SASL_SSL"), ("sasl.mechanism", "GSSAPI")],
+                "sasl.mechanism 'GSSAPI' is not supported; allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512",
+            ),
+            (
+                vec![
+                    ("security.protocol", "SSL"),
+                    ("ssl.truststore.location", store),
+                    ("ssl.truststore.type", "PKCS12"),
+                    ("ssl.truststore.password", "hunter2-secret"),
+                ],
+                "has ssl.truststore.type=PKCS12; allowed: PEM",
+            ),
+        ] {
+            let mut all = vec![
+                ("bootstrap.servers", "127.0.0.1:1"),
+                ("sasl.password", "hunter2-secret"),
+            ];
+            all.extend(pairs);
+            let settings = KafkaSettings::from_params(all).expect("settings");
+            let loads = KafkaSecurity::from_settings(&settings)
+                .err()
+                .expect("loads refuse it")
+                .to_string();
+            let err = ConsumerGroups::new(settings, Duration::from_millis(200))
+                .err()
+                .expect("migrate refuses it");
+            let message = err.to_string();
+            assert!(matches!(err, GroupError::Invalid(_)), "{message}");
+            assert_eq!(message, loads);
+            assert!(message.contains(needle), "{needle}: {message}");
+            assert!(!message.contains("hunter2-secret"), "{message}");
+        }
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn a_java_clients_sasl_settings_become_librdkafkas() {
         let settings = KafkaSettings::from_params([
             ("bootstrap.servers", "127.0.0.1:1"),
-            ("security.protocol", "NOT-A-PROTOCOL"),
-            ("sasl.password", "hunter2-secret"),
+            ("security.protocol", "sasl_plaintext"),
+            ("sasl.mechanism", "scram-sha-512"),
+            (
+                "sasl.jaas.config",
+                r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="Pw-1";"#,
+            ),
+            ("client.id", "job-1"),
         ])
         .expect("settings");
-        let groups = ConsumerGroups::new(settings, Duration::from_millis(200));
-        let err = groups
-            .committed("g", &[TopicPartition::new("orders", 0)])
-            .unwrap_err();
-        let message = err.to_string();
-        assert!(matches!(err, GroupError::Settings(_)), "{message}");
-        assert!(!message.contains("hunter2-secret"), "{message}");
+        let config = librdkafka_config(&settings).expect("accepted");
+        for (key, value) in [
+            ("security.protocol", Some("SASL_PLAINTEXT")),
+            ("sasl.mechanisms", Some("SCRAM-SHA-512")),
+            ("sasl.username", Some("alice")),
+            ("sasl.password", Some("Pw-1")),
+            ("client.id", Some("job-1")),
+            ("sasl.jaas.config", None),
+            ("ssl.ca.location", None),
+        ] {
+            assert_eq!(config.get(key), value, "{key}");
+        }
+        let plain =
+            KafkaSettings::from_params([("bootstrap.servers", "127.0.0.1:1")]).expect("settings");
+        let config = librdkafka_config(&plain).expect("accepted");
+        assert_eq!(config.get("security.protocol"), Some("PLAINTEXT"));
+        assert_eq!(config.get("sasl.mechanisms"), None);
     }
 }

@@ -1559,3 +1559,177 @@ fn command_config_reaches_the_secured_cluster_and_prints_no_secret() {
         }
     }
 }
+
+/// `migrate` both ways over one listener of the secured cluster, with ZooKeeper over SASL: the
+/// offsets are staged with `reset`, committed to the Kafka group with `migrate --to-kafka`, and
+/// a Kafka group's offsets read back with `migrate --from-kafka`, in the keys a Java client's
+/// client.properties holds. Nothing printed holds a secret.
+fn migrate_over_the_secured_cluster(
+    listener: &str,
+    kafka_keys: &[(&str, &str)],
+    env: &[(&str, &str)],
+) {
+    let secure = support::secure_cluster();
+    let kafka = Kafka::new(&secure.plaintext());
+    let topic = topic_with(&kafka, "secmig", 2, 6);
+    let t = topic.as_str();
+    let (group, kafka_group, back) = (unique("secmig"), unique("secmig-k"), unique("secmig-b"));
+    let mut properties = format!(
+        "zookeeper.connect={}\nzookeeper.sasl.username={}\nzookeeper.sasl.password={}\nbootstrap.servers={}\n",
+        secure.get("ZK"),
+        secure.get("ZK_USER"),
+        secure.get("ZK_PASSWORD"),
+        secure.get(listener),
+    );
+    for (key, value) in kafka_keys {
+        properties.push_str(&format!("{key}={value}\n"));
+    }
+    let config = temp_file("secmig.properties", &properties);
+    let config = config.to_str().expect("path");
+    let run = |group: &str, args: &[&str]| {
+        let mut all = vec!["--command-config", config, "--group", group];
+        all.extend_from_slice(args);
+        raw_env(&all, env)
+    };
+    let mut runs = vec![ok(run(
+        &group,
+        &["reset", "--topic", t, "--to-offset", "4", "--execute"],
+    ))];
+    runs.push(ok(run(
+        &group,
+        &["migrate", "--to-kafka", "--topic", t, "--execute"],
+    )));
+    assert_eq!(
+        kafka.group_offsets(&group, t, &[0, 1]),
+        vec![Some(4), Some(4)]
+    );
+    kafka.commit_group(&kafka_group, t, &[(0, 2), (1, 3)]);
+    let read = ok(run(
+        &back,
+        &[
+            "migrate",
+            "--from-kafka",
+            "--kafka-group",
+            &kafka_group,
+            "--topic",
+            t,
+        ],
+    ));
+    assert_eq!(
+        rows(&read.stdout),
+        vec![row(&[t, "0", "-", "2", "-"]), row(&[t, "1", "-", "3", "-"])]
+    );
+    runs.push(read);
+    for run in &runs {
+        for secret in [secure.get("ZK_PASSWORD"), secure.get("KAFKA_PASSWORD")] {
+            assert!(
+                !run.stdout.contains(secret) && !run.stderr.contains(secret),
+                "{run:?}"
+            );
+        }
+    }
+}
+
+/// The SASL settings of one mechanism as a Java client writes them.
+fn jaas_keys<'a>(secure: &'a support::SecureCluster, mechanism: &'a str) -> [(&'a str, String); 2] {
+    let module = if mechanism == "PLAIN" {
+        "plain.PlainLoginModule"
+    } else {
+        "scram.ScramLoginModule"
+    };
+    [
+        ("sasl.mechanism", mechanism.to_string()),
+        (
+            "sasl.jaas.config",
+            format!(
+                "org.apache.kafka.common.security.{module} required username=\"{}\" password=\"{}\";",
+                secure.get("KAFKA_USER"),
+                secure.get("KAFKA_PASSWORD")
+            ),
+        ),
+    ]
+}
+
+fn migrate_over_sasl(protocol: &str, mechanism: &str) {
+    let secure = support::secure_cluster();
+    let [mechanism_key, jaas] = jaas_keys(&secure, mechanism);
+    let mut keys = vec![
+        ("security.protocol", protocol),
+        (mechanism_key.0, mechanism_key.1.as_str()),
+        (jaas.0, jaas.1.as_str()),
+    ];
+    let listener = if protocol == "SASL_SSL" {
+        keys.extend([
+            ("ssl.truststore.location", secure.get("CA")),
+            ("ssl.truststore.type", "PEM"),
+        ]);
+        "KAFKA_SASL_SSL"
+    } else {
+        "KAFKA_SASL_PLAINTEXT"
+    };
+    migrate_over_the_secured_cluster(listener, &keys, &[]);
+}
+
+#[test]
+fn migrate_over_sasl_ssl_with_plain() {
+    migrate_over_sasl("SASL_SSL", "PLAIN");
+}
+
+#[test]
+fn migrate_over_sasl_ssl_with_scram_sha_256() {
+    migrate_over_sasl("SASL_SSL", "SCRAM-SHA-256");
+}
+
+#[test]
+fn migrate_over_sasl_ssl_with_scram_sha_512() {
+    migrate_over_sasl("SASL_SSL", "SCRAM-SHA-512");
+}
+
+#[test]
+fn migrate_over_sasl_plaintext_with_plain() {
+    migrate_over_sasl("SASL_PLAINTEXT", "PLAIN");
+}
+
+#[test]
+fn migrate_over_sasl_plaintext_with_scram_sha_256() {
+    migrate_over_sasl("SASL_PLAINTEXT", "SCRAM-SHA-256");
+}
+
+#[test]
+fn migrate_over_sasl_plaintext_with_scram_sha_512() {
+    migrate_over_sasl("SASL_PLAINTEXT", "SCRAM-SHA-512");
+}
+
+/// SSL with a client certificate: the listener requires one, given as a PEM keystore.
+#[test]
+fn migrate_over_ssl_with_a_client_certificate() {
+    let secure = support::secure_cluster();
+    migrate_over_the_secured_cluster(
+        "KAFKA_SSL_CLIENT_AUTH",
+        &[
+            ("security.protocol", "SSL"),
+            ("ssl.truststore.location", secure.get("CA")),
+            ("ssl.truststore.type", "PEM"),
+            ("ssl.keystore.location", secure.get("CLIENT_KEYSTORE")),
+            ("ssl.keystore.type", "PEM"),
+        ],
+        &[],
+    );
+}
+
+/// With no truststore, `migrate` trusts the roots loads trust: here `SSL_CERT_FILE` names the
+/// test CA, which the system's bundle does not hold.
+#[test]
+fn migrate_over_sasl_ssl_without_a_truststore_trusts_ssl_cert_file() {
+    let secure = support::secure_cluster();
+    let [mechanism, jaas] = jaas_keys(&secure, "SCRAM-SHA-512");
+    migrate_over_the_secured_cluster(
+        "KAFKA_SASL_SSL",
+        &[
+            ("security.protocol", "SASL_SSL"),
+            (mechanism.0, mechanism.1.as_str()),
+            (jaas.0, jaas.1.as_str()),
+        ],
+        &[("SSL_CERT_FILE", secure.get("CA"))],
+    );
+}

@@ -5,8 +5,8 @@
 //! for each side, both sides at once. librdkafka's `offsets_for_times`, used before, matches
 //! answers to requests by linear search, O(n²) in the partitions of a call: at 1,000 partitions
 //! it spent 6.7-12 ms, a third of it in `strcmp` (perf), where the requests themselves take
-//! about 1 ms. The engine does not link librdkafka: only the CLI's `migrate`, which needs a
-//! consumer group, does (`rust/cli/src/migrate.rs`).
+//! about 1 ms. The engine does not link librdkafka (its TLS is rustls): only the CLI's `migrate`,
+//! which needs a consumer group, does, with OpenSSL (`rust/cli/src/migrate.rs`).
 
 pub mod connection;
 pub mod params;

@@ -1,13 +1,14 @@
-//! Translation of a Spark job's `kafkaParams` (Java client keys) into the settings the
-//! engine's own Kafka connections read (`super::Brokers`, `super::security`). The keys keep
-//! librdkafka's names and meanings, so that the CLI's `migrate`, the one user of librdkafka
-//! (`rust/cli/src/migrate.rs`), hands the same settings to its consumer.
+//! Translation of a Spark job's `kafkaParams` (Java client keys) into the settings read by
+//! loads, which go over offsetkeeper's own Kafka client (`super::Brokers`, `super::security`,
+//! rustls), and by the CLI's `migrate`, the one user of librdkafka (`rust/cli/src/migrate.rs`,
+//! OpenSSL). The keys keep librdkafka's names and meanings; `migrate` passes the plain ones on
+//! and sets the security ones from what `super::security` resolved.
 
 use crate::error::{Error, Result};
 use crate::validate::OnMissing;
 
 /// Keys kept from the job's parameters: those librdkafka understands with the same meaning
-/// as the Java client, and the Java client's own that the engine's connections read.
+/// as the Java client, and the Java client's own that offsetkeeper's client reads.
 const PASSED_KEYS: &[&str] = &[
     "bootstrap.servers",
     "client.id",
@@ -40,7 +41,7 @@ const PASSED_KEYS: &[&str] = &[
     "ssl.curves.list",
     "ssl.sigalgs.list",
     "ssl.endpoint.identification.algorithm",
-    // The Java client's, read by the engine's own connections; librdkafka does not know them.
+    // The Java client's, read by offsetkeeper's client; librdkafka does not know them.
     "sasl.jaas.config",
     "ssl.truststore.location",
     "ssl.truststore.type",
@@ -50,8 +51,8 @@ const PASSED_KEYS: &[&str] = &[
     "request.timeout.ms",
 ];
 
-/// Passed keys that only the engine's connections read: a librdkafka client (the CLI's
-/// `migrate`) must leave them out.
+/// Passed keys that only offsetkeeper's client reads: librdkafka (the CLI's `migrate`) gets
+/// them left out, the security ones as what they resolved to.
 pub const JAVA_ONLY_KEYS: &[&str] = &[
     "sasl.jaas.config",
     "ssl.truststore.location",
@@ -63,7 +64,7 @@ pub const JAVA_ONLY_KEYS: &[&str] = &[
     "request.timeout.ms",
 ];
 
-/// Settings for the CLI's librdkafka consumer (`migrate`), which the engine's connections do
+/// Settings for the CLI's librdkafka consumer (`migrate`), which offsetkeeper's client does
 /// not read: it never commits on its own, never stores offsets and never creates a topic by
 /// asking for it, and it connects to every broker it learns of at once (with sparse
 /// connections, librdkafka's default, the first request after the bootstrap metadata waits out
@@ -75,7 +76,7 @@ const FIXED_SETTINGS: &[(&str, &str)] = &[
     ("enable.sparse.connections", "false"),
 ];
 
-/// `kafkaParams` as the engine's connections read them (and a librdkafka client gets them).
+/// `kafkaParams` as loads read them (and, translated, the CLI's `migrate`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct KafkaSettings {
     /// Key-value pairs in librdkafka's names, fixed settings included.
@@ -144,8 +145,8 @@ impl KafkaSettings {
             })?;
         if !settings.iter().any(|(key, _)| key == "isolation.level") {
             // Spark's consumer reads uncommitted records; librdkafka defaults to read_committed,
-            // which would make "latest" the last stable offset. The engine's connections read
-            // uncommitted unless told otherwise too; the key says so to every client.
+            // which would make "latest" the last stable offset. offsetkeeper's client reads
+            // uncommitted unless told otherwise too; the key says so to both clients.
             settings.push(("isolation.level".into(), "read_uncommitted".into()));
         }
         settings.extend(

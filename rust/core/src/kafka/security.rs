@@ -1,9 +1,11 @@
 //! `security.protocol` for offsetkeeper's Kafka connections: TLS (rustls, certificates from
 //! PEM files) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), read from the keys a Java
 //! client's users already write (`sasl.jaas.config`, `ssl.truststore.location`, ...) or
-//! librdkafka's (`sasl.username`, `ssl.ca.location`, ...).
+//! librdkafka's (`sasl.username`, `ssl.ca.location`, ...). The CLI's `migrate` checks its
+//! settings here too and hands librdkafka what was resolved (`rust/cli/src/migrate.rs`), so
+//! both clients accept and refuse the same settings.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::params::KafkaSettings;
@@ -15,7 +17,19 @@ use crate::pem::pem_file;
 pub struct KafkaSecurity {
     /// TLS, when the protocol is SSL or SASL_SSL.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The checked PEM files `tls` was built from, for another TLS client (`migrate`'s).
+    pub tls_files: TlsFiles,
     pub sasl: Option<SaslLogin>,
+}
+
+/// The PEM files of a TLS setting; `None` where none is set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The CA certificates (`ssl.ca.location` or `ssl.truststore.location`); `None`: the
+    /// platform's roots ([`platform_roots`]).
+    pub ca: Option<PathBuf>,
+    /// The client's certificate chain and unencrypted private key (`ssl.keystore.location`).
+    pub keystore: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,12 +79,15 @@ impl KafkaSecurity {
                 )))
             }
         };
+        let (tls, tls_files) = if tls {
+            let (config, files) = tls_config(settings)?;
+            (Some(config), files)
+        } else {
+            (None, TlsFiles::default())
+        };
         Ok(KafkaSecurity {
-            tls: if tls {
-                Some(tls_config(settings)?)
-            } else {
-                None
-            },
+            tls,
+            tls_files,
             sasl: if sasl {
                 Some(sasl_login(settings)?)
             } else {
@@ -137,7 +154,7 @@ pub(crate) fn jaas_login(config: &str) -> (Option<String>, Option<String>) {
 /// The platform's trusted CA certificates, for a connection given no truststore: the files
 /// `SSL_CERT_FILE` / `SSL_CERT_DIR` name, else the system's bundle wherever this Linux keeps it
 /// (Debian, RHEL, Amazon Linux, Alpine, ...). None found is an error naming where it looked.
-pub(crate) fn platform_roots() -> Result<Vec<rustls::pki_types::CertificateDer<'static>>> {
+pub fn platform_roots() -> Result<Vec<rustls::pki_types::CertificateDer<'static>>> {
     let found = rustls_native_certs::load_native_certs();
     if found.certs.is_empty() {
         let why = found
@@ -154,7 +171,7 @@ pub(crate) fn platform_roots() -> Result<Vec<rustls::pki_types::CertificateDer<'
     Ok(found.certs)
 }
 
-fn tls_config(settings: &KafkaSettings) -> Result<Arc<rustls::ClientConfig>> {
+fn tls_config(settings: &KafkaSettings) -> Result<(Arc<rustls::ClientConfig>, TlsFiles)> {
     match settings.get("ssl.endpoint.identification.algorithm") {
         None => {}
         Some(v) if v.eq_ignore_ascii_case("https") => {}
@@ -177,9 +194,11 @@ fn tls_config(settings: &KafkaSettings) -> Result<Arc<rustls::ClientConfig>> {
                 )
             })
         });
+    let mut files = TlsFiles::default();
     match ca {
         Some((key, path, kind)) => {
             let path = pem_file(key, path, kind, "ssl.truststore.type")?;
+            files.ca = Some(path.clone());
             for cert in read_pem(key, &path, |item| match item {
                 rustls_pemfile::Item::X509Certificate(cert) => Some(cert),
                 _ => None,
@@ -237,12 +256,14 @@ fn tls_config(settings: &KafkaSettings) -> Result<Arc<rustls::ClientConfig>> {
                     path.display()
                 ))
             })?;
-            builder.with_client_auth_cert(certs, key).map_err(|err| {
+            let config = builder.with_client_auth_cert(certs, key).map_err(|err| {
                 Error::invalid(format!("ssl.keystore.location {}: {err}", path.display()))
-            })?
+            })?;
+            files.keystore = Some(path);
+            config
         }
     };
-    Ok(Arc::new(config))
+    Ok((Arc::new(config), files))
 }
 
 fn read_pem<T>(
