@@ -8,6 +8,8 @@
 #     --classpath CP      kafka-clients and slf4j-api, ':'-separated (required)
 #     --classes DIR       the compiled io.offsetkeeper.Aarch64Smoke (required)
 #     --cluster-env FILE  OFFSETKEEPER_ZK and OFFSETKEEPER_BOOTSTRAP (required for the full smoke)
+#     --test-library LIB  then a second JVM on this test build of the library (feature
+#                         test-panic, -Doffsetkeeper.native.library): native panics arrive as exceptions
 #     --no-library        expect the jar to lack the aarch64 library and the loader to say so
 #     --setup-only        install the tools and the aarch64 JVM, check os.arch, and stop
 #
@@ -37,13 +39,14 @@ trap cleanup EXIT
 die() { echo "aarch64 smoke: $*" >&2; exit 1; }
 log() { echo "aarch64 smoke: $*" >&2; }
 
-JAR= CP= CLASSES= CLUSTER_ENV= MODE=full
+JAR= CP= CLASSES= CLUSTER_ENV= TEST_LIBRARY= MODE=full
 while [ $# -gt 0 ]; do
   case $1 in
     --jar) JAR=$2; shift 2 ;;
     --classpath) CP=$2; shift 2 ;;
     --classes) CLASSES=$2; shift 2 ;;
     --cluster-env) CLUSTER_ENV=$2; shift 2 ;;
+    --test-library) TEST_LIBRARY=$2; shift 2 ;;
     --no-library) MODE=no-library; shift ;;
     --setup-only) MODE=setup; shift ;;
     *) die "unknown argument $1 (see the head of $0)" ;;
@@ -132,19 +135,30 @@ else
 fi
 
 # ---- the run --------------------------------------------------------------------------------
-out=$(mktemp)
-CLEANUP+=("$out")
-log "running: qemu-aarch64 -L $SYSROOT $JDK/bin/java ${JVM_FLAGS[*]} -cp <jar:kafka-clients:slf4j-api:classes> io.offsetkeeper.Aarch64Smoke ${args[*]}"
-start=$(date +%s)
-set +e
-env -u LD_LIBRARY_PATH -u JAVA_TOOL_OPTIONS -u _JAVA_OPTIONS -u JDK_JAVA_OPTIONS \
-  timeout "$TIMEOUT" "${JAVA[@]}" "${JVM_FLAGS[@]}" -cp "$JAR:$CP:$CLASSES" \
-  io.offsetkeeper.Aarch64Smoke "${args[@]}" 2>&1 | tee "$out"
-rc=${PIPESTATUS[0]}
-set -e
-log "the aarch64 JVM exited with $rc after $(($(date +%s) - start)) s"
-[ "$rc" -ne 124 ] || die "timed out after $TIMEOUT s"
-[ "$rc" -eq 0 ] || die "the smoke failed (exit $rc)"
-! grep -q 'WARNING in native method\|FATAL ERROR in native method' "$out" || die "-Xcheck:jni printed a warning"
-grep -q '^aarch64 smoke: [0-9]* passed, 0 failed' "$out" || die "no '0 failed' line in the output"
+# run_smoke [JVM flag...] -- ARG...: one aarch64 JVM; dies unless it printed its "0 failed" line.
+run_smoke() {
+  local flags=() out rc start
+  while [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  out=$(mktemp)
+  CLEANUP+=("$out")
+  log "running: qemu-aarch64 -L $SYSROOT $JDK/bin/java ${JVM_FLAGS[*]} ${flags[*]} -cp <jar:kafka-clients:slf4j-api:classes> io.offsetkeeper.Aarch64Smoke $*"
+  start=$(date +%s)
+  set +e
+  env -u LD_LIBRARY_PATH -u JAVA_TOOL_OPTIONS -u _JAVA_OPTIONS -u JDK_JAVA_OPTIONS \
+    timeout "$TIMEOUT" "${JAVA[@]}" "${JVM_FLAGS[@]}" "${flags[@]}" -cp "$JAR:$CP:$CLASSES" \
+    io.offsetkeeper.Aarch64Smoke "$@" 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  set -e
+  log "the aarch64 JVM exited with $rc after $(($(date +%s) - start)) s"
+  [ "$rc" -ne 124 ] || die "timed out after $TIMEOUT s"
+  [ "$rc" -eq 0 ] || die "the smoke failed (exit $rc)"
+  ! grep -q 'WARNING in native method\|FATAL ERROR in native method' "$out" || die "-Xcheck:jni printed a warning"
+  grep -q '^aarch64 smoke: [0-9]* passed, 0 failed' "$out" || die "no '0 failed' line in the output"
+}
+run_smoke -- "${args[@]}"
+if [ -n "$TEST_LIBRARY" ] && [ "$MODE" = full ]; then
+  [ -f "$TEST_LIBRARY" ] || die "no test library at '$TEST_LIBRARY' (--test-library; gradle nativeJniTestAarch64 builds it)"
+  run_smoke "-Doffsetkeeper.native.library=$TEST_LIBRARY" -- panic "${args[@]:1}"
+fi
 log "passed"

@@ -5,7 +5,8 @@ For every binary given:
   - the highest GLIBC_ symbol version it needs is at most --max-glibc (2.17: CentOS 7);
   - its NEEDED libraries are only glibc's own (libc, libm, libdl, libpthread, librt, ld-linux)
     and libgcc_s, which every glibc system has;
-  - with --jni: the library defines (exports) only `Java_*` and `JNI_On*` dynamic symbols;
+  - with --jni: the library defines (exports) only `Java_*` and `JNI_On*` dynamic symbols,
+    and no test-only entry point (`*ForTest`: the tests' build has those, feature test-panic);
   - with --machine: it is built for that architecture (x86_64, aarch64).
 
 It reads `readelf -W -h -d --dyn-syms -V` (binutils reads every architecture's ELF files), so it
@@ -35,6 +36,7 @@ ALLOWED_NEEDED = (
     "libgcc_s.so.1",
 )
 JNI_EXPORTS = ("Java_*", "JNI_On*")
+TEST_ONLY_EXPORTS = ("*ForTest",)
 MACHINES = {
     "x86_64": "Advanced Micro Devices X86-64",
     "aarch64": "AArch64",
@@ -128,6 +130,8 @@ def check(elf: Elf, *, max_glibc: str, jni: bool, machine: str | None) -> list[s
         for name in sorted(set(elf.exports)):
             if not any(fnmatch.fnmatchcase(name, pattern) for pattern in JNI_EXPORTS):
                 problems.append(f"exported symbol {name} is not Java_* or JNI_On*")
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in TEST_ONLY_EXPORTS):
+                problems.append(f"exported symbol {name} is a test-only entry point")
         if not any(name.startswith("Java_") for name in elf.exports):
             problems.append("exports no Java_* symbol: not the JNI library")
     if machine is not None:

@@ -3,6 +3,9 @@
 # (cargo-zigbuild; toolchain.sh installs the pinned versions on first use). Run from anywhere:
 #
 #   tests/native/build.sh jni  x86_64|aarch64   target/<triple>/release/liboffsetkeeper_jni.so
+#   tests/native/build.sh jni-test x86_64|aarch64
+#                                                target/<triple>/release/test-panic/liboffsetkeeper_jni.so
+#                                                (the tests' build: feature test-panic)
 #   tests/native/build.sh cli  x86_64|aarch64   target/<triple>/release/offsetkeeper
 #   tests/native/build.sh dist x86_64|aarch64   build/dist/offsetkeeper-cli-<version>-linux-<arch>.tar.gz
 #                                                (from the CLI built by `cli`)
@@ -11,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 GLIBC_FLOOR=2.17
 
-usage() { echo "usage: $0 jni|cli|dist x86_64|aarch64" >&2; exit 2; }
+usage() { echo "usage: $0 jni|jni-test|cli|dist x86_64|aarch64" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 what="$1" arch="$2"
 case "$arch" in
@@ -20,7 +23,7 @@ case "$arch" in
 esac
 
 case "$what" in
-  jni | cli)
+  jni | jni-test | cli)
     # shellcheck source=toolchain.sh
     source tests/native/toolchain.sh
     package=offsetkeeper-jni
@@ -39,7 +42,15 @@ case "$what" in
     # build; LLD (zig's linker) refuses those unless told otherwise. The CLI links the .a.
     export LDFLAGS="-Wl,--undefined-version${LDFLAGS:+ $LDFLAGS}"
     set -x
-    exec cargo zigbuild --release --locked -p "$package" --target "$triple.$GLIBC_FLOOR"
+    build=(cargo zigbuild --release --locked -p "$package" --target "$triple.$GLIBC_FLOOR")
+    [ "$what" = jni-test ] || exec "${build[@]}"
+    # The test build has the cargo output name of the shipped one: copied aside, then the
+    # shipped library put back (only the JNI crate is compiled again, and once: both stay cached).
+    "${build[@]}" --features test-panic
+    mkdir -p "target/$triple/release/test-panic"
+    cp "target/$triple/release/liboffsetkeeper_jni.so" "target/$triple/release/test-panic/liboffsetkeeper_jni.so.tmp"
+    mv "target/$triple/release/test-panic/liboffsetkeeper_jni.so.tmp" "target/$triple/release/test-panic/liboffsetkeeper_jni.so"
+    exec "${build[@]}"
     ;;
   dist)
     version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' Cargo.toml)"

@@ -69,6 +69,11 @@ class AuditRules(unittest.TestCase):
         # An executable may export what it likes.
         self.assertEqual(findings(bad, jni=False), [])
 
+    def test_a_test_only_entry_point_is_named(self):
+        bad = GOOD_JNI.replace("12 JNI_OnLoad", "12 Java_io_offsetkeeper_NativeBridge_panicForTest")
+        self.assertEqual(findings(bad), ["exported symbol Java_io_offsetkeeper_NativeBridge_panicForTest"
+                                         " is a test-only entry point"])
+
     def test_the_wrong_machine_is_named(self):
         self.assertIn("expected 'Advanced Micro Devices X86-64'", findings(GOOD_JNI, machine="x86_64")[0])
 

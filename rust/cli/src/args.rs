@@ -29,12 +29,13 @@ job commits over whatever was written. Exit status: 0 on success, 1 when an oper
 #[derive(Debug, Parser)]
 #[command(name = "offsetkeeper", version, about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
-    #[command(flatten)]
-    pub connection: Connection,
-
     /// More log output on stderr: -v info, -vv debug, -vvv trace (RUST_LOG overrides)
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+
+    // After the options without a heading: its heading would carry over to them.
+    #[command(flatten)]
+    pub connection: Connection,
 
     #[command(subcommand)]
     pub command: Command,
@@ -42,6 +43,7 @@ pub struct Cli {
 
 /// Options every subcommand takes, before or after its name.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Connection")]
 pub struct Connection {
     /// ZooKeeper connect string, with an optional chroot (or zookeeper.connect in --command-config)
     #[arg(long, global = true, value_name = "HOST:PORT[,...][/CHROOT]")]
@@ -215,67 +217,76 @@ const OTHER_MODES: [&str; 7] = [
 ])))]
 pub struct ResetArgs {
     /// A topic, optionally with some of its partitions; repeat for more
-    #[arg(long, value_name = "TOPIC[:P,P...]", value_parser = parse_topic_spec,
+    #[arg(long, help_heading = "Partitions", value_name = "TOPIC[:P,P...]", value_parser = parse_topic_spec,
           required_unless_present_any = ["all_topics", "from_file"])]
     pub topic: Vec<TopicSpec>,
 
     /// Every topic the group has offsets for
-    #[arg(long, conflicts_with = "topic")]
+    #[arg(long, help_heading = "Partitions", conflicts_with = "topic")]
     pub all_topics: bool,
 
     /// To each partition's log start offset
-    #[arg(long)]
+    #[arg(long, help_heading = "Reset mode (exactly one)")]
     pub to_earliest: bool,
 
     /// To each partition's log end offset
-    #[arg(long)]
+    #[arg(long, help_heading = "Reset mode (exactly one)")]
     pub to_latest: bool,
 
     /// To this offset
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(0..))]
+    #[arg(long, help_heading = "Reset mode (exactly one)", value_name = "N", value_parser = clap::value_parser!(i64).range(0..))]
     pub to_offset: Option<i64>,
 
     /// By N records from the stored offset (negative: back)
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        help_heading = "Reset mode (exactly one)",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub shift_by: Option<i64>,
 
     /// To the first record at or after this time
-    #[arg(long, value_name = "YYYY-MM-DDTHH:mm:SS[.sss][ZONE]", value_parser = parse_datetime)]
+    #[arg(long, help_heading = "Reset mode (exactly one)", value_name = "YYYY-MM-DDTHH:mm:SS[.sss][ZONE]", value_parser = parse_datetime)]
     pub to_datetime: Option<i64>,
 
     /// To the first record at or after this long ago
-    #[arg(long, value_name = "PnDTnHnMnS", value_parser = parse_duration)]
+    #[arg(long, help_heading = "Reset mode (exactly one)", value_name = "PnDTnHnMnS", value_parser = parse_duration)]
     pub by_duration: Option<i64>,
 
     /// To the offsets in a CSV (topic,partition,offset) or ExportZkOffsets file; it names the partitions
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["topic", "all_topics"])]
+    #[arg(long, help_heading = "Reset mode (exactly one)", value_name = "FILE", conflicts_with_all = ["topic", "all_topics"])]
     pub from_file: Option<PathBuf>,
 
     /// To what a job's load would choose: keep offsets in range, correct the others by policy
-    #[arg(long)]
+    #[arg(long, help_heading = "Reset mode (exactly one)")]
     pub to_valid: bool,
 
     /// With --to-valid: where partitions with no usable offset go (default: auto.offset.reset or earliest)
-    #[arg(long, value_name = "earliest|latest|fail", conflicts_with_all = OTHER_MODES,
+    #[arg(long, help_heading = "Policies (with --to-valid)", value_name = "earliest|latest|fail", conflicts_with_all = OTHER_MODES,
           value_parser = |v: &str| OnMissing::parse(v).map_err(reason))]
     pub on_missing: Option<OnMissing>,
 
     /// With --to-valid: where offsets below the log start go
-    #[arg(long, value_name = "earliest|fail", conflicts_with_all = OTHER_MODES,
+    #[arg(long, help_heading = "Policies (with --to-valid)", value_name = "earliest|fail", conflicts_with_all = OTHER_MODES,
           value_parser = |v: &str| OnBelowRange::parse(v).map_err(reason))]
     pub on_below_range: Option<OnBelowRange>,
 
     /// With --to-valid: where offsets above the log end go
-    #[arg(long, value_name = "earliest|latest|fail", conflicts_with_all = OTHER_MODES,
+    #[arg(long, help_heading = "Policies (with --to-valid)", value_name = "earliest|latest|fail", conflicts_with_all = OTHER_MODES,
           value_parser = |v: &str| OnAboveRange::parse(v).map_err(reason))]
     pub on_above_range: Option<OnAboveRange>,
 
     /// Write the plan (one atomic ZooKeeper multi)
-    #[arg(long)]
+    #[arg(long, help_heading = "Run")]
     pub execute: bool,
 
+    /// Only show the plan; the default without --execute (Kafka's tool spells it out)
+    #[arg(long, help_heading = "Run", conflicts_with = "execute")]
+    pub dry_run: bool,
+
     /// Print the plan as CSV topic,partition,offset instead of a table
-    #[arg(long)]
+    #[arg(long, help_heading = "Run")]
     pub export: bool,
 }
 
@@ -306,6 +317,10 @@ pub struct ImportArgs {
     /// Write the offsets (one atomic ZooKeeper multi)
     #[arg(long)]
     pub execute: bool,
+
+    /// Only show what would change; the default without --execute
+    #[arg(long, conflicts_with = "execute")]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -318,6 +333,10 @@ pub struct DeleteArgs {
     /// Delete (one atomic ZooKeeper multi)
     #[arg(long)]
     pub execute: bool,
+
+    /// Only show what would change; the default without --execute
+    #[arg(long, conflicts_with = "execute")]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -347,6 +366,10 @@ pub struct MigrateArgs {
     /// Write the offsets
     #[arg(long)]
     pub execute: bool,
+
+    /// Only show what would change; the default without --execute
+    #[arg(long, conflicts_with = "execute")]
+    pub dry_run: bool,
 }
 
 #[cfg(test)]

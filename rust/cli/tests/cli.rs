@@ -353,6 +353,18 @@ fn reset_to_earliest_and_to_latest_dry_run_then_execute() {
     assert!(out.stderr.contains("dry run: nothing written"), "{out:?}");
     assert_eq!(stored(&zk, &group, t, 2), some(&["5", "none"]));
 
+    // Kafka's tool spells the dry run out; the same plan, nothing written.
+    let dry = ok(run(&cluster, &[&args[..], &["--dry-run"]].concat()));
+    assert_eq!(dry.stdout, out.stdout);
+    assert!(dry.stderr.contains("dry run: nothing written"), "{dry:?}");
+    assert_eq!(stored(&zk, &group, t, 2), some(&["5", "none"]));
+    fails(
+        run(&cluster, &[&args[..], &["--dry-run", "--execute"]].concat()),
+        2,
+        "--dry-run",
+    );
+    assert_eq!(stored(&zk, &group, t, 2), some(&["5", "none"]));
+
     let out = ok(run(&cluster, &[&args[..], &["--execute"]].concat()));
     assert!(
         out.stderr
@@ -1413,6 +1425,76 @@ fn every_subcommand_has_help_with_an_example() {
     }
     let out = ok(raw(&["--help"]));
     assert!(out.stdout.contains("Exit status"), "{out:?}");
+    for command in ["import", "delete", "migrate"] {
+        let out = ok(raw(&[command, "--help"]));
+        assert!(out.stdout.contains("--dry-run"), "{command}: {out:?}");
+    }
+}
+
+/// `reset --help` groups its flags under headings, each flag under its own, in this order.
+#[test]
+fn reset_help_groups_flags_under_headings() {
+    let out = ok(raw(&["reset", "--help"]));
+    let sections = [
+        ("Options:", &["--verbose...", "--help"][..]),
+        ("Partitions:", &["--topic", "--all-topics"]),
+        (
+            "Reset mode (exactly one):",
+            &[
+                "--to-earliest",
+                "--to-latest",
+                "--to-offset",
+                "--shift-by",
+                "--to-datetime",
+                "--by-duration",
+                "--from-file",
+                "--to-valid",
+            ],
+        ),
+        (
+            "Policies (with --to-valid):",
+            &["--on-missing", "--on-below-range", "--on-above-range"],
+        ),
+        ("Run:", &["--execute", "--dry-run", "--export"]),
+        (
+            "Connection:",
+            &[
+                "--zookeeper",
+                "--bootstrap-servers",
+                "--command-config",
+                "--group",
+                "--base-path",
+                "--timeout",
+            ],
+        ),
+    ];
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let heading_at = |heading: &str| {
+        lines
+            .iter()
+            .position(|l| *l == heading)
+            .unwrap_or_else(|| panic!("no heading '{heading}' in:\n{}", out.stdout))
+    };
+    let mut previous = 0;
+    for (heading, flags) in sections {
+        let at = heading_at(heading);
+        assert!(at >= previous, "'{heading}' out of order:\n{}", out.stdout);
+        previous = at;
+        // The section runs to the next blank line; each flag is defined there.
+        let body: Vec<&str> = lines[at + 1..]
+            .iter()
+            .take_while(|l| !l.is_empty())
+            .copied()
+            .collect();
+        for flag in flags {
+            assert!(
+                body.iter()
+                    .any(|l| l.trim_start().split([' ', ',']).any(|w| w == *flag)),
+                "{flag} is not under '{heading}':\n{}",
+                out.stdout
+            );
+        }
+    }
     let out = ok(raw(&["--version"]));
     assert!(out.stdout.starts_with("offsetkeeper "), "{out:?}");
 }

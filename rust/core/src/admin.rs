@@ -35,7 +35,7 @@ impl OffsetKeeper {
     /// its number of topic folders.
     pub fn groups(&self) -> Result<Vec<GroupSummary>> {
         let base = self.store.config().base_path.as_str();
-        runtime()?.block_on(async {
+        self.store.block_on(async {
             let Some(mut groups) = self.store.children(base).await? else {
                 return Ok(Vec::new());
             };
@@ -71,7 +71,7 @@ impl OffsetKeeper {
     pub fn stored_topics(&self, group: &str) -> Result<Vec<String>> {
         check_name("group", group)?;
         let dir = self.layout(group).offsets_dir();
-        let children = runtime()?.block_on(self.store.children(&dir))?;
+        let children = self.store.block_on(self.store.children(&dir))?;
         let mut topics: Vec<String> = children
             .unwrap_or_default()
             .into_iter()
@@ -94,7 +94,7 @@ impl OffsetKeeper {
         let topics = checked_topics(group, topics)?;
         let layout = self.layout(group);
         let dirs: Vec<String> = topics.iter().map(|t| layout.topic_dir(t)).collect();
-        runtime()?.block_on(async {
+        self.store.block_on(async {
             let listed =
                 futures::future::try_join_all(dirs.iter().map(|dir| self.store.children(dir)))
                     .await?;
@@ -194,7 +194,7 @@ impl OffsetKeeper {
         let topics = checked_topics(group, topics)?;
         let layout = self.layout(group);
         let dirs: Vec<String> = topics.iter().map(|t| layout.topic_dir(t)).collect();
-        runtime()?.block_on(async {
+        self.store.block_on(async {
             let listed =
                 futures::future::try_join_all(dirs.iter().map(|dir| self.store.children(dir)))
                     .await?;

@@ -4,8 +4,9 @@
 //!   last commit). A node changed by anyone else makes ZooKeeper refuse the whole multi:
 //!   [`Error::CommitConflict`], nothing written. Unchanged offsets are not sent at all, so a
 //!   batch where 1 of 1,000 partitions moved is one write.
-//! - Ownership: when this keeper registered in the group, the multi also checks that its
-//!   `ids` node still exists. It goes when the session expires; the keeper then takes ownership
+//! - Ownership: a keeper that never loaded the group (deserialized from a Spark checkpoint)
+//!   first takes ownership of the batch's partitions, as a load would. When this keeper
+//!   registered in the group, the multi also checks that its `ids` node still exists. It goes when the session expires; the keeper then takes ownership
 //!   again, unless another instance has it, which is a conflict.
 //! - Monotonic: an offset below what this keeper already committed for the partition is left
 //!   out with a WARN (batches can finish out of order with `spark.streaming.concurrentJobs`).
@@ -32,10 +33,6 @@ use crate::validate::Stored;
 use crate::zookeeper::layout::{encode_offset, GroupLayout};
 use crate::zookeeper::{chunks_by_size, Applied, Node, WriteOp};
 use crate::TopicPartition;
-
-/// Attempts of one commit when a folder appeared under it, ownership had to be taken again,
-/// or (fencing off) a node changed between the read and the write.
-const ATTEMPTS: usize = 3;
 
 /// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
 const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outage tolerance (the newest offsets are still pending; the next commit tries them again): none went through";
@@ -137,6 +134,12 @@ impl Tracker {
         if self.deferred.remove(partition).is_some() {
             log::info!("{partition}: a load took over; the offset of a deferred commit is dropped");
         }
+        self.adopt(partition, node);
+    }
+
+    /// What was read once this keeper took ownership: as [`Tracker::observe`], but the offsets
+    /// of deferred commits stay (the job goes on from them).
+    fn adopt(&mut self, partition: &TopicPartition, node: Option<&Node>) {
         let now = Seen::of(node);
         match self.nodes.get_mut(partition) {
             None => {
@@ -223,15 +226,17 @@ impl OffsetKeeper {
     /// is written. With fencing on, the multi fails as a whole with
     /// [`Error::CommitConflict`] when another writer changed any of the partitions since this
     /// keeper last saw them. Offsets below what this keeper already committed are skipped with a
-    /// WARN (monotonic commits).
+    /// WARN (monotonic commits). A keeper that did not load the group (one deserialized from a
+    /// Spark checkpoint) first takes ownership of the batch's partitions, waiting as a load does
+    /// and failing with [`Error::Owned`] (nothing written) when another instance keeps them.
     ///
     /// When ZooKeeper cannot be reached ([`Error::is_zookeeper_unreachable`]) the commit is
     /// deferred: it returns `Ok` with [`CommitSummary::deferred`] set and a WARN saying how far
     /// behind the stored offsets are, and the next commit writes its offsets with its own in one
     /// multi. Once commits have failed for the keeper's commit outage tolerance (counted from
     /// the start of the first deferred one) it returns [`Error::Timeout`] with that duration; a
-    /// tolerance of zero returns every such error at once. Either way one attempt takes up to
-    /// the ZooKeeper request timeout, twice when the session must be opened again.
+    /// tolerance of zero returns every such error at once. Either way a commit ends within the
+    /// ZooKeeper request timeout, opening a session again included.
     pub fn commit(&self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<CommitSummary> {
         check_commit(group, offsets)?;
         if offsets.is_empty() {
@@ -286,7 +291,16 @@ impl OffsetKeeper {
             tracker.deferred.clear();
             return Ok(summary);
         }
-        match runtime.block_on(self.write_entries(tracker, &layout, &entries)) {
+        // One deadline: the request timeout, plus the wait for another owner to go when this
+        // keeper must take ownership first (as a load's).
+        let mut budget = self.store.config().request_timeout;
+        if self.ownership.enabled && !self.owners.is_registered(group) {
+            budget += self.ownership_wait();
+        }
+        let written = self
+            .store
+            .bounded(budget, self.write_entries(tracker, &layout, &entries));
+        match runtime.block_on(written) {
             Ok(done) => {
                 summary.written = done.written;
                 summary.unchanged = done.unchanged;
@@ -298,7 +312,8 @@ impl OffsetKeeper {
         }
     }
 
-    /// Commits the entries, trying again when a folder appeared or ownership was taken again.
+    /// Commits the entries, trying again when a folder appeared, ownership was taken again or
+    /// (fencing off) a node changed between the read and the write, until the call's deadline.
     async fn write_entries(
         &self,
         tracker: &mut Tracker,
@@ -306,17 +321,61 @@ impl OffsetKeeper {
         entries: &[Entry<'_>],
     ) -> Result<CommitSummary> {
         let group = layout.group;
+        if self.ownership.enabled && !self.owners.is_registered(group) {
+            self.take_ownership(tracker, layout, entries).await?;
+        }
         let mut attempt = 1;
         loop {
             match self.commit_once(tracker, layout, entries).await {
                 Ok(done) => return Ok(done),
-                Err(Failed::Again(err)) if attempt < ATTEMPTS => {
+                Err(Failed::Again(err)) if !self.store.time_left().is_zero() => {
                     log::debug!("group {group}: commit attempt {attempt} did not go through ({err}); trying again");
                     attempt += 1;
                 }
                 Err(Failed::Again(err) | Failed::Final(err)) => return Err(err),
             }
         }
+    }
+
+    /// A keeper committing to a group it did not load (one deserialized from a Spark
+    /// checkpoint, whose job recovered without loading) takes ownership of the batch's
+    /// partitions first, with the wait and refusal of a load, then reads their nodes again, so
+    /// that it fences on what is stored once it owns them.
+    async fn take_ownership(
+        &self,
+        tracker: &mut Tracker,
+        layout: &GroupLayout<'_>,
+        entries: &[Entry<'_>],
+    ) -> Result<()> {
+        let group = layout.group;
+        let partitions: Vec<TopicPartition> = entries
+            .iter()
+            .map(|entry| entry.partition.clone())
+            .collect();
+        let wait = self.ownership_wait();
+        if let Err(err) = self
+            .owners
+            .acquire(&self.store, group, &partitions, wait)
+            .await
+        {
+            if !err.is_zookeeper_unreachable() {
+                // Nothing of a refused acquisition stays behind.
+                self.owners.release_since(&self.store, group, &[]).await;
+            }
+            return Err(err);
+        }
+        if self.fencing {
+            let paths: Vec<String> = entries.iter().map(|entry| entry.path(layout)).collect();
+            let nodes = self.store.read_nodes(&paths).await?;
+            for (entry, node) in entries.iter().zip(&nodes) {
+                tracker.adopt(entry.partition, node.as_ref());
+            }
+        }
+        log::info!(
+            "group {group}: this keeper commits without having loaded the group (deserialized from a checkpoint?); it took ownership of the {} partition(s) of its first commit",
+            partitions.len()
+        );
+        Ok(())
     }
 
     /// A commit that failed: deferred when ZooKeeper could not be reached and the outage is
@@ -416,7 +475,10 @@ impl OffsetKeeper {
             let left = deadline.saturating_duration_since(Instant::now());
             // The timer is made inside the runtime.
             let outcome = runtime.block_on(async {
-                tokio::time::timeout(left, self.write_entries(tracker, &layout, &entries)).await
+                let written = self
+                    .store
+                    .bounded(left, self.write_entries(tracker, &layout, &entries));
+                tokio::time::timeout(left, written).await
             });
             let reason = match outcome {
                 Ok(Ok(_)) => {
@@ -656,11 +718,12 @@ impl OffsetKeeper {
                 }
                 Err(refused) => {
                     let Some((op, role)) = chunk.get(refused.index) else {
-                        return Err(Failed::Final(Error::Internal(format!(
-                            "ZooKeeper refused operation {} of a multi of {}",
-                            refused.index,
-                            chunk.len()
-                        ))));
+                        // The server named an operation the multi does not have.
+                        return Err(Failed::Final(Error::ZooKeeper {
+                            operation: "multi-write",
+                            path: chunk.first().map_or("/", |(op, _)| op.path()).to_string(),
+                            source: refused.error,
+                        }));
                     };
                     let applied_before = number;
                     return Err(self

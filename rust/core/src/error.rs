@@ -28,6 +28,14 @@ pub enum Error {
         source: zookeeper_client::Error,
     },
 
+    /// The connect string names a chroot (`host:2181/kafka`) that does not exist on the servers.
+    /// offsetkeeper does not create it: a mistyped chroot would silently start the job over.
+    #[error(
+        "ZooKeeper chroot '{chroot}' of connect string '{connect}' does not exist: create it \
+         (zkCli.sh create {chroot} \"\", parents first) or remove it from the connect string"
+    )]
+    MissingChroot { chroot: String, connect: String },
+
     /// A Kafka request failed.
     #[error("Kafka {operation} failed (bootstrap.servers={bootstrap}): {message}")]
     Kafka {

@@ -63,12 +63,14 @@ pub struct KeeperConfig {
 
 /// Ownership of a group's partitions: a load registers the keeper under
 /// `<base>/<group>/ids` and takes `<base>/<group>/owners/<topic>/<partition>`, ephemeral nodes
-/// in the layout of Kafka's old consumer.
+/// in the layout of Kafka's old consumer. A keeper that commits without having loaded the group
+/// takes the partitions of its first commit the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ownership {
     pub enabled: bool,
-    /// How long a load waits for another instance's ownership to go before failing with
-    /// [`Error::Owned`]. `None`: this keeper's ZooKeeper session timeout plus 5 s, the longest a
+    /// How long a load (or a first commit without a load) waits for another instance's
+    /// ownership to go before failing with [`Error::Owned`]. An owner of this host whose
+    /// process is gone is not waited for. `None`: this keeper's ZooKeeper session timeout plus 5 s, the longest a
     /// crashed driver's session (with the same timeout) outlives it.
     pub wait: Option<Duration>,
 }
@@ -222,7 +224,7 @@ pub struct OffsetKeeper {
     policy: Policy,
     pub(crate) fencing: bool,
     pub(crate) monotonic: bool,
-    ownership: Ownership,
+    pub(crate) ownership: Ownership,
     pub(crate) commit_outage_tolerance: Duration,
     /// What this keeper saw of the offset nodes; held through each commit, so that commits of
     /// one keeper never race each other.
@@ -287,8 +289,8 @@ impl OffsetKeeper {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// How long a load waits for another owner to go.
-    fn ownership_wait(&self) -> Duration {
+    /// How long a load (or a first commit without a load) waits for another owner to go.
+    pub(crate) fn ownership_wait(&self) -> Duration {
         self.ownership
             .wait
             .unwrap_or(self.store.config().session_timeout + EXPIRY_SLACK)
@@ -351,11 +353,20 @@ impl OffsetKeeper {
             .iter()
             .map(|tp| layout.offset_path(&tp.topic, tp.partition))
             .collect();
-        let stored = async {
+        // One deadline for the ZooKeeper side: the request timeout, plus the wait for another
+        // owner to go when ownership is taken.
+        let owning = own && self.ownership.enabled;
+        let budget = self.store.config().request_timeout
+            + if owning {
+                self.ownership_wait()
+            } else {
+                Duration::ZERO
+            };
+        let stored = self.store.bounded(budget, async {
             if !own {
                 return self.store.read_nodes(&paths).await;
             }
-            if self.ownership.enabled {
+            if owning {
                 let wait = self.ownership_wait();
                 self.owners
                     .acquire(&self.store, group, &partitions, wait)
@@ -371,7 +382,7 @@ impl OffsetKeeper {
                 tracker.observe(partition, node.as_ref());
             }
             Ok(nodes)
-        };
+        });
         let (stored, mut ranges) = futures::try_join!(stored, brokers.ranges(&partitions))?;
         partitions
             .into_iter()
@@ -400,14 +411,25 @@ impl OffsetKeeper {
         let before = self.owners.owned_in(group);
         let inspected = runtime.block_on(async {
             // The ZooKeeper session opens while the brokers are asked for the partitions.
-            let (partitions, ()) =
-                futures::try_join!(brokers.partitions(&topics), self.store.connect())?;
+            let timeout = self.store.config().request_timeout;
+            let connect = self.store.bounded(timeout, self.store.connect());
+            let (partitions, ()) = futures::try_join!(brokers.partitions(&topics), connect)?;
             self.inspect_partitions(group, partitions, true).await
         });
         let loaded = inspected.and_then(|inspected| self.validated(group, inspected));
-        if loaded.is_err() && self.ownership.enabled {
-            // A failed load leaves no ownership behind that it took.
-            runtime.block_on(self.owners.release_since(&self.store, group, &before));
+        if let Err(err) = &loaded {
+            // A failed load leaves no ownership behind that it took, when ZooKeeper can answer:
+            // never on a new session (nothing of this load is left without the old one), nor
+            // waiting out a second timeout (the nodes go with the session, or with `close`).
+            if self.ownership.enabled && !err.is_zookeeper_unreachable() {
+                runtime.block_on(async {
+                    if self.store.session_id().await.is_some() {
+                        let release = self.owners.release_since(&self.store, group, &before);
+                        let timeout = self.store.config().request_timeout;
+                        let _ = tokio::time::timeout(timeout, release).await;
+                    }
+                });
+            }
         }
         loaded
     }
@@ -443,18 +465,71 @@ impl OffsetKeeper {
         for report in loaded.corrections() {
             // The job starts elsewhere than the stored offset: commits may go below it.
             tracker.reset_floor(&report.partition);
-            log::warn!(
-                "group {group}: {} stored {} with range [{}, {}]; starting at {} ({}, {} records lost)",
-                report.partition,
-                report.stored,
-                report.range.earliest,
-                report.range.latest,
-                report.decision.offset,
-                report.decision.action.name(),
-                report.decision.records_lost
-            );
         }
+        log_load(group, &loaded);
         Ok(loaded)
+    }
+}
+
+/// Up to this many corrections are logged one line each; more get one summary line, and
+/// their details a level lower, so that a first start of 1,000 partitions is no WARN flood.
+const CORRECTIONS_LOGGED_ONE_BY_ONE: usize = 5;
+
+/// Logs a load: WARN for what skips or loses records or is unexpected (below or above range,
+/// corrupt); INFO for a first start (initialized) and for the load's summary.
+fn log_load(group: &str, loaded: &Loaded) {
+    let corrections: Vec<&PartitionReport> = loaded.corrections().collect();
+    let unexpected = |r: &PartitionReport| {
+        r.decision.action != Action::Initialized || r.decision.records_lost > 0
+    };
+    let one_by_one = corrections.len() <= CORRECTIONS_LOGGED_ONE_BY_ONE;
+    let mut counts: Vec<(&'static str, usize)> = Vec::new();
+    let mut lost = 0i64;
+    for report in &loaded.partitions {
+        let name = report.decision.action.name();
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((name, 1)),
+        }
+        lost = lost.saturating_add(report.decision.records_lost);
+    }
+    let summary_level = if !one_by_one && corrections.iter().any(|r| unexpected(r)) {
+        log::Level::Warn
+    } else {
+        log::Level::Info
+    };
+    log::log!(
+        summary_level,
+        "group {group}: loaded {} partition(s){}; {lost} records lost{}",
+        loaded.partitions.len(),
+        counts
+            .iter()
+            .enumerate()
+            .map(|(i, (name, count))| format!("{}{count} {name}", if i == 0 { ": " } else { ", " }))
+            .collect::<String>(),
+        if one_by_one {
+            ""
+        } else {
+            " (each correction at INFO, each initialized partition at DEBUG)"
+        }
+    );
+    for report in corrections {
+        let level = match (unexpected(report), one_by_one) {
+            (true, true) => log::Level::Warn,
+            (true, false) | (false, true) => log::Level::Info,
+            (false, false) => log::Level::Debug,
+        };
+        log::log!(
+            level,
+            "group {group}: {} stored {} with range [{}, {}]; starting at {} ({}, {} records lost)",
+            report.partition,
+            report.stored,
+            report.range.earliest,
+            report.range.latest,
+            report.decision.offset,
+            report.decision.action.name(),
+            report.decision.records_lost
+        );
     }
 }
 

@@ -7,8 +7,14 @@
 //!   `<consumer id>-0`.
 //!
 //! Both are ephemeral: they go when the keeper closes its session, or when the session expires
-//! after a crash. A load takes ownership of every partition it returns; another keeper's load
-//! waits for the owner to go (up to the configured wait) and then fails naming it.
+//! after a crash. A load takes ownership of every partition it returns, and a keeper that
+//! commits without having loaded (one deserialized from a Spark checkpoint) takes those of its
+//! first commit; another keeper waits for the owner to go (up to the configured wait) and then
+//! fails naming it.
+//!
+//! An owner that registered from this host and pid namespace, whose process is gone (its pid
+//! free, a zombie, or another process's since: the start time in `/proc/<pid>/stat` differs),
+//! crashed while its session lives on: its partitions are taken over at once instead.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasher, Hasher};
@@ -18,20 +24,25 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 use crate::zookeeper::layout::GroupLayout;
-use crate::zookeeper::{Node, WriteOp, ZkStore};
+use crate::zookeeper::{chunks_by_size, Node, WriteOp, ZkStore};
 use crate::TopicPartition;
 
 /// How often a waiting load looks again whether the owner went.
 const POLL: Duration = Duration::from_millis(250);
 
-/// Bounds the attempts of one acquisition when other keepers race for the same nodes.
-const MAX_ATTEMPTS: usize = 1_000;
+/// The operation an error names when other writers kept creating or deleting the ownership
+/// nodes until the wait ran out.
+const CHURN: &str = "take ownership (other writers kept creating or deleting the ownership nodes until the ownership wait, or at least the ZooKeeper request timeout, ran out)";
 
 /// Who this keeper is, as its ownership nodes say.
 #[derive(Debug, Clone)]
 pub(crate) struct Identity {
     host: String,
     pid: u32,
+    /// This process's start time in clock ticks since boot, and its pid namespace's inode: with
+    /// the pid they tell a later process on this host whether this one is gone.
+    start_ticks: Option<u64>,
+    pid_ns: Option<u64>,
     since_ms: i64,
     unique: String,
 }
@@ -47,6 +58,8 @@ impl Identity {
         Identity {
             host: host_name(),
             pid: std::process::id(),
+            start_ticks: proc_stat("self").map(|stat| stat.start_ticks),
+            pid_ns: pid_namespace(),
             since_ms,
             unique: format!("{:08x}", hasher.finish() as u32),
         }
@@ -62,11 +75,19 @@ impl Identity {
         format!("{}-0", self.consumer_id(group))
     }
 
-    /// The value of `ids/<consumer id>`: the old consumer's registration JSON, plus host and pid.
+    /// The value of `ids/<consumer id>`: the old consumer's registration JSON, plus host, pid,
+    /// and (where known) the process's start time and pid namespace.
     fn registration(&self, topics: &BTreeSet<String>) -> Vec<u8> {
         let subscription: Vec<String> = topics.iter().map(|t| format!("\"{t}\":1")).collect();
+        let mut process = String::new();
+        if let Some(ticks) = self.start_ticks {
+            process.push_str(&format!(",\"starttime\":{ticks}"));
+        }
+        if let Some(ns) = self.pid_ns {
+            process.push_str(&format!(",\"pidns\":{ns}"));
+        }
         format!(
-            "{{\"version\":1,\"subscription\":{{{}}},\"pattern\":\"static\",\"timestamp\":\"{}\",\"host\":\"{}\",\"pid\":{},\"client\":\"offsetkeeper {}\"}}",
+            "{{\"version\":1,\"subscription\":{{{}}},\"pattern\":\"static\",\"timestamp\":\"{}\",\"host\":\"{}\",\"pid\":{}{process},\"client\":\"offsetkeeper {}\"}}",
             subscription.join(","),
             self.since_ms,
             self.host,
@@ -75,6 +96,82 @@ impl Identity {
         )
         .into_bytes()
     }
+
+    /// Why the process that wrote a registration is known to be gone: it registered from this
+    /// host and pid namespace, and its pid is free, a zombie's, or another process's (a
+    /// different start time). `None` when it may live: another host or namespace, a live pid
+    /// with the same start time, or anything that cannot be read.
+    fn gone(&self, fields: &BTreeMap<String, String>) -> Option<String> {
+        if fields.get("host") != Some(&self.host) {
+            return None;
+        }
+        let ns: u64 = fields.get("pidns")?.parse().ok()?;
+        if Some(ns) != self.pid_ns {
+            return None;
+        }
+        let pid: u32 = fields.get("pid")?.parse().ok()?;
+        if !process_exists(pid)? {
+            return Some(format!("no process has pid {pid}"));
+        }
+        let stat = proc_stat(&pid.to_string())?;
+        if stat.zombie {
+            return Some(format!("process {pid} has exited (a zombie)"));
+        }
+        let recorded: u64 = fields.get("starttime")?.parse().ok()?;
+        (stat.start_ticks != recorded).then(|| {
+            format!(
+                "pid {pid} is another process now (started at tick {}, the owner at tick {recorded})",
+                stat.start_ticks
+            )
+        })
+    }
+}
+
+/// What `/proc/<pid>/stat` says of a process.
+struct ProcStat {
+    zombie: bool,
+    /// Start time, in clock ticks since boot.
+    start_ticks: u64,
+}
+
+/// `/proc/<pid>/stat` (`pid` a number or `self`); `None` where there is no such file.
+fn proc_stat(pid: &str) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let (_, rest) = text.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(ProcStat {
+        zombie: *fields.first()? == "Z",
+        start_ticks: fields.get(19)?.parse().ok()?, // field 22, starttime
+    })
+}
+
+/// The inode of this process's pid namespace, from `/proc/self/ns/pid` (`pid:[4026531836]`).
+fn pid_namespace() -> Option<u64> {
+    let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let text = link.to_str()?;
+    text.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
+}
+
+/// Whether a process with the pid exists in this pid namespace (signal 0 sends nothing);
+/// `None` when it cannot be told.
+#[cfg(unix)]
+fn process_exists(pid: u32) -> Option<bool> {
+    let pid = libc::pid_t::try_from(pid).ok().filter(|pid| *pid > 0)?;
+    // SAFETY: kill with signal 0 only checks that the process exists and may be signalled.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return Some(true);
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::ESRCH) => Some(false),
+        Some(libc::EPERM) => Some(true),
+        _ => None,
+    }
+}
+
+#[cfg(not(unix))]
+fn process_exists(_pid: u32) -> Option<bool> {
+    None
 }
 
 /// The ownership a keeper holds, per group.
@@ -214,8 +311,12 @@ impl Owners {
             }
         }
 
+        // Races with other keepers for the nodes (refused creates) are bounded by the wait too,
+        // but get at least one ZooKeeper request timeout to settle.
+        let settle_by = deadline.max(started + store.config().request_timeout);
         let mut told = false;
-        for _ in 0..MAX_ATTEMPTS {
+        let mut given_up = BTreeSet::new();
+        loop {
             let nodes = store.read_nodes(&paths).await?;
             let (dir_nodes, rest) = nodes.split_at(dirs.len());
             let (id_node, owner_nodes) = rest.split_at(1);
@@ -226,6 +327,21 @@ impl Owners {
                 .filter(|(_, node)| node.data != me.as_bytes())
                 .collect();
             if let Some((first, node)) = foreign.first() {
+                // Bounded too: a take-over refused again and again ends in the wait below.
+                if Instant::now() < settle_by
+                    && self
+                        .take_over_from_gone(
+                            store,
+                            &layout,
+                            &wanted,
+                            &owner_paths,
+                            &foreign,
+                            &mut given_up,
+                        )
+                        .await?
+                {
+                    continue;
+                }
                 let now = Instant::now();
                 if now >= deadline {
                     let owner = describe_owner(store, &layout, node).await;
@@ -288,30 +404,145 @@ impl Owners {
             }
             match store.multi_chunked(&ops).await? {
                 Ok(()) => continue, // read again: every node must now be ours
-                Err(refused) => match refused.error {
-                    // Another keeper, or this one's previous session, got there first.
-                    zookeeper_client::Error::NodeExists | zookeeper_client::Error::NoNode => {
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                        continue;
+                Err(refused) => {
+                    let path = ops
+                        .get(refused.index)
+                        .map(WriteOp::path)
+                        .unwrap_or("/")
+                        .to_string();
+                    match refused.error {
+                        // Another keeper, or this one's previous session, got there first:
+                        // read again, unless that has gone on for the whole wait.
+                        zookeeper_client::Error::NodeExists | zookeeper_client::Error::NoNode
+                            if Instant::now() < settle_by =>
+                        {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            continue;
+                        }
+                        zookeeper_client::Error::NodeExists | zookeeper_client::Error::NoNode => {
+                            return Err(Error::ZooKeeper {
+                                operation: CHURN,
+                                path,
+                                source: refused.error,
+                            })
+                        }
+                        error => {
+                            return Err(Error::ZooKeeper {
+                                operation: "register ownership",
+                                path,
+                                source: error,
+                            });
+                        }
                     }
-                    error => {
-                        let path = ops
-                            .get(refused.index)
-                            .map(WriteOp::path)
-                            .unwrap_or("/")
-                            .to_string();
-                        return Err(Error::ZooKeeper {
-                            operation: "register ownership",
-                            path,
-                            source: error,
-                        });
-                    }
-                },
+                }
             }
         }
-        Err(Error::Internal(format!(
-            "group {group}: ownership not settled after {MAX_ATTEMPTS} attempts"
-        )))
+    }
+
+    /// Takes over the partitions among `foreign` (indexes into `wanted` and `owner_paths`, with
+    /// their owner nodes) whose owner registered from this host and whose process is gone
+    /// (see [`Identity::gone`]): their owner nodes are deleted, each multi also setting the
+    /// dead owner's `ids` node to the version read, so that it applies only while that
+    /// registration (and so its session) is still the one read, and nobody else took over
+    /// meanwhile: a live owner's node is never deleted. Whether any multi went through or was
+    /// refused for a change: the nodes are to be read again. An owner whose nodes could not be
+    /// deleted otherwise (an ACL) goes into `given_up`, and is waited for.
+    async fn take_over_from_gone(
+        &self,
+        store: &ZkStore,
+        layout: &GroupLayout<'_>,
+        wanted: &[TopicPartition],
+        owner_paths: &[String],
+        foreign: &[(usize, &Node)],
+        given_up: &mut BTreeSet<String>,
+    ) -> Result<bool> {
+        let group = layout.group;
+        let mut by_consumer: BTreeMap<String, Vec<(usize, &Node)>> = BTreeMap::new();
+        for (i, node) in foreign {
+            if let Some(consumer) = consumer_of(&node.data) {
+                by_consumer.entry(consumer).or_default().push((*i, node));
+            }
+        }
+        let id_paths: Vec<String> = by_consumer.keys().map(|c| layout.id_path(c)).collect();
+        let registrations = store.read_nodes(&id_paths).await?;
+        let mut sent = false;
+        for (((consumer, owned), id_path), registration) in
+            by_consumer.iter().zip(&id_paths).zip(registrations)
+        {
+            let Some(registration) = registration else {
+                continue;
+            };
+            let fields = json_fields(&String::from_utf8_lossy(&registration.data));
+            let Some(reason) = self.identity.gone(&fields) else {
+                continue;
+            };
+            // Only the nodes of the registration's own session.
+            let owned: Vec<&(usize, &Node)> = owned
+                .iter()
+                .filter(|(_, node)| node.ephemeral_owner == registration.ephemeral_owner)
+                .collect();
+            if owned.is_empty() || given_up.contains(consumer) {
+                continue;
+            }
+            let deletes: Vec<[WriteOp; 2]> = owned
+                .iter()
+                .map(|(i, node)| {
+                    [
+                        WriteOp::Check {
+                            path: owner_paths[*i].clone(),
+                            version: node.version,
+                        },
+                        WriteOp::Delete {
+                            path: owner_paths[*i].clone(),
+                        },
+                    ]
+                })
+                .collect();
+            let chunks = chunks_by_size(&deletes, |pair| {
+                pair.iter().map(WriteOp::estimated_bytes).sum::<usize>()
+            });
+            let mut version = registration.version;
+            let mut refused = None;
+            for chunk in chunks {
+                let mut ops = vec![WriteOp::SetData {
+                    path: id_path.clone(),
+                    data: registration.data.clone(),
+                    version: Some(version),
+                }];
+                ops.extend(chunk.iter().flatten().cloned());
+                match store.multi(&ops).await? {
+                    Ok(_) => version = version.wrapping_add(1),
+                    Err(no) => {
+                        refused = Some(no.error);
+                        break;
+                    }
+                }
+            }
+            let host = fields.get("host").map_or("unknown", String::as_str);
+            let pid = fields.get("pid").map_or("unknown", String::as_str);
+            match refused {
+                None => {
+                    sent = true;
+                    log::warn!(
+                    "group {group}: took over {} partition(s) (first {}) from '{consumer}' (host {host}, pid {pid}, ZooKeeper session 0x{:x}) without waiting for its session to expire: that process is gone from this host ({reason})",
+                    owned.len(),
+                    wanted[owned[0].0],
+                    registration.ephemeral_owner
+                    );
+                }
+                // Its session expired, or another keeper took over first: read again.
+                Some(zookeeper_client::Error::NoNode | zookeeper_client::Error::BadVersion) => {
+                    sent = true;
+                }
+                Some(error) => {
+                    log::warn!(
+                        "group {group}: '{consumer}' (host {host}, pid {pid}) is gone from this host ({reason}), but its ownership nodes could not be deleted ({error}); waiting for its session to expire"
+                    );
+                    given_up.insert(consumer.clone());
+                }
+            }
+        }
+        Ok(sent)
     }
 
     /// Gives up what this keeper took in the group beyond `kept` (what it owned before a load
@@ -388,19 +619,13 @@ pub(crate) async fn describe_owner(
     owner: &Node,
 ) -> String {
     let thread = String::from_utf8_lossy(&owner.data).trim().to_string();
-    let consumer = thread
-        .rsplit_once('-')
-        .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        .map(|(consumer, _)| consumer.to_string())
-        .unwrap_or_else(|| thread.clone());
-    let registration = if consumer.is_empty() || consumer.contains('/') {
-        None
-    } else {
-        store
+    let registration = match consumer_of(&owner.data) {
+        None => None,
+        Some(consumer) => store
             .read(&[layout.id_path(&consumer)])
             .await
             .ok()
-            .and_then(|mut values| values.pop().flatten())
+            .and_then(|mut values| values.pop().flatten()),
     };
     let text = registration
         .as_deref()
@@ -414,6 +639,18 @@ pub(crate) async fn describe_owner(
         format_utc(owner.ctime),
         owner.ephemeral_owner
     )
+}
+
+/// The consumer id of an owner node's value (`<consumer id>-<thread>`), when it can name an
+/// `ids` node.
+fn consumer_of(owner: &[u8]) -> Option<String> {
+    let thread = String::from_utf8_lossy(owner).trim().to_string();
+    let consumer = thread
+        .rsplit_once('-')
+        .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(consumer, _)| consumer.to_string())
+        .unwrap_or(thread);
+    (!consumer.is_empty() && !consumer.contains('/')).then_some(consumer)
 }
 
 /// The top-level string and number fields of a flat JSON object, for reading the `ids` nodes
@@ -531,6 +768,44 @@ mod tests {
         assert_eq!(fields.get("host"), Some(&identity.host));
         assert_eq!(fields.get("pattern").map(String::as_str), Some("static"));
         assert_eq!(fields.get("version").map(String::as_str), Some("1"));
+    }
+
+    #[test]
+    fn only_a_gone_process_of_this_host_and_namespace_is_gone() {
+        let identity = Identity::new();
+        let text = String::from_utf8(identity.registration(&BTreeSet::new())).unwrap();
+        let mine = json_fields(&text);
+        assert!(
+            mine.contains_key("starttime") && mine.contains_key("pidns"),
+            "{text}"
+        );
+        assert_eq!(identity.gone(&mine), None, "this process lives");
+        let with = |key: &str, value: &str| {
+            let mut fields = mine.clone();
+            fields.insert(key.to_string(), value.to_string());
+            fields
+        };
+        let start: u64 = mine["starttime"].parse().unwrap();
+        let reused = identity.gone(&with("starttime", &(start + 1).to_string()));
+        assert!(reused.is_some_and(|why| why.contains("another process")));
+        let free = with("pid", "4194321");
+        assert!(identity
+            .gone(&free)
+            .is_some_and(|why| why.contains("no process")));
+        let mut elsewhere = free.clone();
+        elsewhere.insert("host".into(), "elsewhere".into());
+        assert_eq!(identity.gone(&elsewhere), None);
+        let mut other_ns = free.clone();
+        other_ns.insert("pidns".into(), "1".into());
+        assert_eq!(identity.gone(&other_ns), None);
+        let mut old = free;
+        old.remove("pidns");
+        assert_eq!(
+            identity.gone(&old),
+            None,
+            "an owner that did not record its namespace"
+        );
+        assert_eq!(identity.gone(&with("pid", "0")), None);
     }
 
     #[test]

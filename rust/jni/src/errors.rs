@@ -38,7 +38,9 @@ impl BridgeError {
             BridgeError::Engine(err) => match err {
                 E::InvalidArgument(_) => ILLEGAL_ARGUMENT,
                 E::UnknownTopic { .. } => "io/offsetkeeper/UnknownTopicException",
-                E::ZooKeeper { .. } => "io/offsetkeeper/ZooKeeperException",
+                E::ZooKeeper { .. } | E::MissingChroot { .. } => {
+                    "io/offsetkeeper/ZooKeeperException"
+                }
                 E::Kafka { .. } => "io/offsetkeeper/KafkaClusterException",
                 E::Timeout { .. } => "io/offsetkeeper/ServerTimeoutException",
                 E::PolicyViolation(_) => "io/offsetkeeper/PolicyViolationException",

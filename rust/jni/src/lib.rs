@@ -295,6 +295,8 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_validate<'local>(
         .resolve::<ThrowJavaException>()
 }
 
+/// Only in the test library (feature `test-panic`): the shipped one must not offer a panic.
+#[cfg(feature = "test-panic")]
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_offsetkeeper_NativeBridge_panicForTest<'local>(
     mut unowned: EnvUnowned<'local>,

@@ -134,6 +134,26 @@ pub(crate) fn jaas_login(config: &str) -> (Option<String>, Option<String>) {
     (value("username"), value("password"))
 }
 
+/// The platform's trusted CA certificates, for a connection given no truststore: the files
+/// `SSL_CERT_FILE` / `SSL_CERT_DIR` name, else the system's bundle wherever this Linux keeps it
+/// (Debian, RHEL, Amazon Linux, Alpine, ...). None found is an error naming where it looked.
+pub(crate) fn platform_roots() -> Result<Vec<rustls::pki_types::CertificateDer<'static>>> {
+    let found = rustls_native_certs::load_native_certs();
+    if found.certs.is_empty() {
+        let why = found
+            .errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(Error::invalid(format!(
+            "no truststore is set and no CA certificate was found on this system (SSL_CERT_FILE, SSL_CERT_DIR, or the system's CA bundle){}; set the truststore location to a PEM file of the CA certificates",
+            if why.is_empty() { String::new() } else { format!(": {why}") }
+        )));
+    }
+    Ok(found.certs)
+}
+
 fn tls_config(settings: &KafkaSettings) -> Result<Arc<rustls::ClientConfig>> {
     match settings.get("ssl.endpoint.identification.algorithm") {
         None => {}
@@ -179,15 +199,11 @@ fn tls_config(settings: &KafkaSettings) -> Result<Arc<rustls::ClientConfig>> {
             }
         }
         None => {
-            // The system's CA bundle, as the Java client uses the JVM's.
-            let system = Path::new("/etc/ssl/certs/ca-certificates.crt");
-            if system.is_file() {
-                for cert in read_pem("system CA bundle", system, |item| match item {
-                    rustls_pemfile::Item::X509Certificate(cert) => Some(cert),
-                    _ => None,
-                })? {
-                    let _ = roots.add(cert);
-                }
+            // The platform's roots, as the Java client uses the JVM's.
+            for cert in platform_roots()? {
+                // A root rustls cannot use (an old or odd certificate) is left out, as the
+                // platform's other TLS clients leave it out.
+                let _ = roots.add(cert);
             }
         }
     }

@@ -7,7 +7,7 @@ pub mod server_version;
 use std::borrow::Borrow;
 use std::fmt;
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use zookeeper_client as zk;
 
@@ -23,13 +23,19 @@ const MAX_REQUEST_BYTES: usize = 1_000_000;
 /// Bytes of a multi-op entry besides its path and data: op header, lengths, version, ACL.
 const OP_OVERHEAD_BYTES: usize = 64;
 
+tokio::task_local! {
+    /// When the ZooKeeper work of the current call must be over; see [`ZkStore::bounded`].
+    static DEADLINE: Instant;
+}
+
 /// Where and how to reach ZooKeeper.
 #[derive(Debug, Clone)]
 pub struct ZkConfig {
     /// `host1:2181,host2:2181` with an optional chroot: `host:2181/kafka`.
     pub connect: String,
     pub session_timeout: Duration,
-    /// The bound on any one call, connection included.
+    /// The bound on the ZooKeeper work of any one call (load, commit, an operator's command),
+    /// opening the session included: one deadline for all its requests.
     pub request_timeout: Duration,
     /// Folder holding the groups, `/consumers` by default.
     pub base_path: String,
@@ -309,9 +315,12 @@ impl ZkStore {
                     err: zk::Error::NoNode,
                 } => Ok(None),
                 zk::MultiReadResult::Error { err } => Err(zk_error("read", path, err)),
-                other => Err(Error::Internal(format!(
-                    "multi-read of {path} answered {other:?}"
-                ))),
+                // An answer of another kind than asked: the server's, not a bug here.
+                other => Err(zk_error(
+                    "read",
+                    path,
+                    zk::Error::UnexpectedError(format!("multi-read answered {other:?}")),
+                )),
             })
             .collect()
     }
@@ -498,17 +507,46 @@ impl ZkStore {
         .await
     }
 
-    /// Runs one call within the request timeout. An expired or closed session is replaced by a
-    /// new one and the call is tried once more.
+    /// Runs `work`, the ZooKeeper part of one call, by one deadline `budget` from now (or an
+    /// enclosing call's, when sooner): each request and opening a session get what is left of
+    /// it, and never more than the request timeout. A session opened again after it expired,
+    /// or a failed load giving up its ownership, cannot make the call last longer.
+    pub async fn bounded<T>(
+        &self,
+        budget: Duration,
+        work: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let mut deadline = Instant::now() + budget;
+        if let Ok(outer) = DEADLINE.try_with(|outer| *outer) {
+            deadline = deadline.min(outer);
+        }
+        DEADLINE.scope(deadline, work).await
+    }
+
+    /// Runs `work` on the engine's runtime by one deadline, the request timeout from now.
+    pub(crate) fn block_on<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
+        crate::runtime::runtime()?.block_on(self.bounded(self.config.request_timeout, work))
+    }
+
+    /// What is left of the current call's deadline, at most the request timeout (all of it
+    /// outside [`ZkStore::bounded`]).
+    pub(crate) fn time_left(&self) -> Duration {
+        let timeout = self.config.request_timeout;
+        DEADLINE
+            .try_with(|deadline| deadline.saturating_duration_since(Instant::now()))
+            .map_or(timeout, |left| left.min(timeout))
+    }
+
+    /// Runs one request by the call's deadline. An expired or closed session is replaced by a
+    /// new one and the request is tried once more, by the same deadline.
     async fn call<'a, T, F, Fut>(&self, operation: &'static str, path: &str, run: F) -> Result<T>
     where
         F: Fn(zk::Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, zk::Error>> + 'a,
     {
-        let timeout = self.config.request_timeout;
         let attempt = || async {
             let client = self.client().await?;
-            match tokio::time::timeout(timeout, run(client)).await {
+            match tokio::time::timeout(self.time_left(), run(client)).await {
                 Ok(result) => Ok(result),
                 Err(_) => Err(self.timeout(operation)),
             }
@@ -525,7 +563,10 @@ impl ZkStore {
         }
     }
 
-    /// The live session, opening one if there is none or the last one ended.
+    /// The live session, opening one if there is none or the last one ended. Asking the
+    /// servers' version, the handshake and the chroot check share what is left of the call's
+    /// deadline; `srvr` gets half of it at most, so that a silent server leaves time to try
+    /// the others.
     async fn client(&self) -> Result<zk::Client> {
         let mut session = self.session.lock().await;
         if let Some(client) = session.as_ref() {
@@ -533,7 +574,10 @@ impl ZkStore {
                 return Ok(client.clone());
             }
         }
-        let (learned, warning) = self.learn_server_version().await?;
+        let budget = self.time_left();
+        let deadline = Instant::now() + budget;
+        let (learned, warning) = self.learn_server_version(budget / 2).await?;
+        let left = deadline.saturating_duration_since(Instant::now());
         let ServerVersion {
             major,
             minor,
@@ -545,6 +589,7 @@ impl ZkStore {
             .apply(zk::Client::connector())?
             .with_server_version(major, minor, patch)
             .with_session_timeout(self.config.session_timeout)
+            // The session keeps it after the handshake (the outer timeout bounds this one).
             .with_connection_timeout(self.config.request_timeout);
         let secure = self.config.security.tls.is_some();
         let connect = &self.config.connect;
@@ -555,12 +600,12 @@ impl ZkStore {
                 connector.connect(connect).await
             }
         };
-        let client = match tokio::time::timeout(self.config.request_timeout, connecting).await {
+        let client = match tokio::time::timeout(left, connecting).await {
             Ok(Ok(client)) => client,
-            Ok(Err(err)) if is_connection_timeout(&err) => return Err(self.timeout("connect")),
             Err(_) => return Err(self.timeout("connect")),
-            Ok(Err(err)) => return Err(zk_error("connect", &self.config.connect, err)),
+            Ok(Err(err)) => return Err(self.failed("connect", &self.config.connect, err)),
         };
+        self.check_chroot(&client, deadline).await?;
         // Warned only now: when no server is reachable, the connect error says enough.
         if let Some(warning) = warning {
             log::warn!("{warning}");
@@ -581,7 +626,10 @@ impl ZkStore {
     /// The version requests are chosen for: `zookeeper.server.version`, else the servers'
     /// lowest `srvr` answer, else the oldest protocol the connection can meet; with the
     /// warning to log once the session is open, when the version is assumed.
-    async fn learn_server_version(&self) -> Result<(LearnedVersion, Option<String>)> {
+    async fn learn_server_version(
+        &self,
+        timeout: Duration,
+    ) -> Result<(LearnedVersion, Option<String>)> {
         if let Some(version) = self.config.server_version {
             let learned = LearnedVersion {
                 version,
@@ -596,12 +644,7 @@ impl ZkStore {
             )?),
             None => None,
         };
-        let detected = server_version::detect(
-            &self.config.connect,
-            self.config.request_timeout,
-            tls.as_ref(),
-        )
-        .await?;
+        let detected = server_version::detect(&self.config.connect, timeout, tls.as_ref()).await?;
         if let Some(version) = detected.lowest {
             let learned = LearnedVersion {
                 version,
@@ -653,6 +696,26 @@ impl ZkStore {
 }
 
 impl ZkStore {
+    /// Fails, naming the chroot, when the connect string has one that does not exist: every
+    /// path would be missing under it, and writes would fail node by node. Checked once per
+    /// session. Not created: a mistyped chroot would start the job over on an empty tree.
+    async fn check_chroot(&self, client: &zk::Client, deadline: Instant) -> Result<()> {
+        let chroot = client.path();
+        if chroot == "/" {
+            return Ok(());
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, client.check_stat("/")).await {
+            Err(_) => Err(self.timeout("chroot check")),
+            Ok(Err(err)) => Err(self.failed("chroot check", chroot, err)),
+            Ok(Ok(Some(_))) => Ok(()),
+            Ok(Ok(None)) => Err(Error::MissingChroot {
+                chroot: chroot.to_string(),
+                connect: self.config.connect.clone(),
+            }),
+        }
+    }
+
     /// A failed call's error: a timeout, whichever layer of the client noticed it, names the
     /// servers and the operation, never a znode.
     fn failed(&self, operation: &'static str, path: &str, source: zk::Error) -> Error {

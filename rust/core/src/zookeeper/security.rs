@@ -209,6 +209,11 @@ impl ZkSecurity {
                 options = options.with_pem_ca(ca).map_err(|err| {
                     Error::invalid(format!("zookeeper.ssl.truststore.location: {err}"))
                 })?;
+            } else {
+                // No truststore: the platform's roots, as for Kafka (zookeeper-client takes PEM).
+                options = options.with_pem_ca(&platform_roots_pem()?).map_err(|err| {
+                    Error::invalid(format!("the system's CA certificates: {err}"))
+                })?;
             }
             if let Some(identity) = &tls.identity_pem {
                 options = options.with_pem_identity(identity, identity).map_err(|_| {
@@ -230,6 +235,22 @@ impl ZkSecurity {
         }
         Ok(connector)
     }
+}
+
+/// The platform's CA certificates as PEM text.
+fn platform_roots_pem() -> Result<String> {
+    use base64::Engine as _;
+    let mut pem = String::new();
+    for cert in crate::kafka::security::platform_roots()? {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(cert.as_ref());
+        pem.push_str("-----BEGIN CERTIFICATE-----\n");
+        for line in encoded.as_bytes().chunks(64) {
+            pem.push_str(&String::from_utf8_lossy(line));
+            pem.push('\n');
+        }
+        pem.push_str("-----END CERTIFICATE-----\n");
+    }
+    Ok(pem)
 }
 
 /// TLS from the `zookeeper.ssl.*` keys (Kafka's names for its own ZooKeeper client).

@@ -25,8 +25,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * test cluster. In package io.offsetkeeper for {@link NativeBridge#panicForTest}.
  *
  * <p>{@code full ZOOKEEPER BOOTSTRAP}: a load, a commit, a reload that sees the committed
- * offsets, {@link OffsetKeeper#validate}, and panics that arrive as exceptions. Exit 0 only if
- * every check passed.
+ * offsets, {@link OffsetKeeper#validate}, and no panicForTest in the shipped library. Exit 0
+ * only if every check passed.
+ *
+ * <p>{@code panic ZOOKEEPER BOOTSTRAP}: on the tests' build of the library (named by
+ * {@code -Doffsetkeeper.native.library}), panics arrive as exceptions and the JVM lives on.
  *
  * <p>{@code no-library}: the jar lacks the aarch64 library; passes if the first native call
  * fails with the loader's message naming {@code native/linux-aarch64}.
@@ -40,14 +43,17 @@ public final class Aarch64Smoke {
 
     public static void main(String[] args) {
         try {
-            checkPlatform();
+            // The panic mode runs on the test build, named by the override property.
+            checkPlatform(args.length > 0 && args[0].equals("panic"));
             if (args.length == 1 && args[0].equals("no-library")) {
                 noLibrary();
             } else if (args.length == 3 && args[0].equals("full")) {
                 full(args[1], args[2]);
+            } else if (args.length == 3 && args[0].equals("panic")) {
+                panic(args[1], args[2]);
             } else {
                 throw new IllegalArgumentException(
-                        "usage: Aarch64Smoke full ZOOKEEPER BOOTSTRAP | no-library");
+                        "usage: Aarch64Smoke full|panic ZOOKEEPER BOOTSTRAP | no-library");
             }
         } catch (Throwable t) {
             System.out.println("FAILED " + t);
@@ -74,11 +80,11 @@ public final class Aarch64Smoke {
         }
     }
 
-    private static void checkPlatform() {
+    private static void checkPlatform(boolean testLibrary) {
         String arch = System.getProperty("os.arch");
         check("aarch64".equals(arch), "os.arch=" + arch + ", not aarch64: not an aarch64 JVM");
         String override = System.getProperty(NativeLibrary.OVERRIDE_PROPERTY);
-        check(override == null, "-D" + NativeLibrary.OVERRIDE_PROPERTY + "=" + override
+        check(testLibrary || override == null, "-D" + NativeLibrary.OVERRIDE_PROPERTY + "=" + override
                 + " is set: the smoke must load the jar's resource");
         ok("platform: os.arch=" + arch + ", java " + System.getProperty("java.version") + " ("
                 + System.getProperty("java.vm.name") + ", " + System.getProperty("java.vm.info")
@@ -157,6 +163,25 @@ public final class Aarch64Smoke {
                 "validate(none, 2, 5, LATEST): " + latest);
         ok("validate: kept, reset above range, initialized at earliest and at latest");
 
+        try {
+            NativeBridge.panicForTest();
+            throw new AssertionError("the shipped library has panicForTest");
+        } catch (UnsatisfiedLinkError e) {
+            check(String.valueOf(e.getMessage()).contains("panicForTest"), "unexpected: " + e);
+        }
+        ok("no test entry point: panicForTest is absent from the shipped library");
+    }
+
+    /** On the tests' build of the library (the override property names it). */
+    private static void panic(String zookeeper, String bootstrap) throws Exception {
+        String library = System.getProperty(NativeLibrary.OVERRIDE_PROPERTY);
+        check(library != null && library.contains("test-panic"), "not the test library: " + library);
+        NativeLibrary.load(); // panicForTest is the first native call here
+        String suffix = Long.toString(System.currentTimeMillis(), 36);
+        String topic = "aarch64-panic-" + suffix;
+        Map<String, Object> kafka = new HashMap<>();
+        kafka.put("bootstrap.servers", bootstrap);
+        createTopicWithRecords(kafka, topic, 1, 1);
         for (int i = 0; i < 3; i++) {
             try {
                 NativeBridge.panicForTest();
@@ -170,9 +195,8 @@ public final class Aarch64Smoke {
         }
         check(OffsetKeeper.validate(1L, 0, 2, null, null, null).action() == Action.KEPT,
                 "validate after the panics");
-        try (OffsetKeeper keeper = keeper(zookeeper, group, kafka)) {
-            check(shown(keeper.load(Collections.singleton(topic))).equals(committed),
-                    "load after the panics");
+        try (OffsetKeeper keeper = keeper(zookeeper, "aarch64-panic-group-" + suffix, kafka)) {
+            check(keeper.load(Collections.singleton(topic)).size() == 1, "load after the panics");
         }
         ok("panic: 3 panics arrived as OffsetKeeperException; validate and load work after them");
     }

@@ -69,6 +69,10 @@ final class NativeBridge {
     static native Object[] validate(byte[] storedKinds, long[] storedOffsets, long[] earliest,
             long[] latest, String onMissing, String onBelowRange, String onAboveRange);
 
-    /** Test hook: panics inside native code, which must arrive as an exception. */
+    /**
+     * Test hook: panics inside native code, which must arrive as an exception. Only the tests'
+     * build of the library has it (cargo feature {@code test-panic}); in the shipped one a call
+     * throws {@link UnsatisfiedLinkError}.
+     */
     static native void panicForTest();
 }

@@ -5,8 +5,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Receives the native library's Rust {@code log} records. Native code resolves this class and
- * its two methods once in {@code JNI_OnLoad}, so their names and signatures are part of the
- * JNI contract.
+ * its two methods once, on the first native call (the library has no {@code JNI_OnLoad}), so
+ * their names and signatures are part of the JNI contract.
  */
 final class NativeLog {
     /** The logger whose level decides what Rust forwards at all. */

@@ -13,7 +13,11 @@ import java.util.Map;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongFunction;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
 
 /**
  * Loads a Spark Streaming job's (or any Kafka consumer's) offsets from ZooKeeper
@@ -46,7 +50,11 @@ import org.apache.kafka.common.TopicPartition;
  * writer changed them); a load takes ownership of the group's partitions (ephemeral nodes under
  * {@code /consumers/<group>/ids} and {@code /owners}, in Kafka's old consumer layout), waiting
  * up to the session timeout plus 5 s for a previous driver's session to go, then failing with
- * {@link PartitionOwnedException}; and commits are monotonic (an offset below what this keeper
+ * {@link PartitionOwnedException}; a keeper that commits without having loaded (a job recovered
+ * from a checkpoint with {@code StreamingContext.getOrCreate}, whose keeper was deserialized)
+ * takes ownership of its first commit's partitions the same way; a previous owner that ran on
+ * this host and whose process is gone (killed) is taken over at once, without waiting for its
+ * session; and commits are monotonic (an offset below what this keeper
  * already committed is left out with a WARN). {@link #close()} releases the ownership at once.
  *
  * <p>ZooKeeper outages: a commit that cannot reach ZooKeeper (a timeout, a lost connection or
@@ -186,7 +194,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      * @param offsets partition to the offset of the next record to read (a Spark range's
      *     {@code untilOffset})
      * <p>When ZooKeeper cannot be reached (a timeout, a lost connection or session) the commit
-     * waits up to the ZooKeeper timeout (twice when its session must be opened again), then
+     * waits up to the ZooKeeper timeout (opening its session again included), then
      * returns a result that is {@link CommitResult#deferred() deferred}, with a WARN saying how
      * far behind the stored offsets are: nothing was written, and the next commit writes these
      * offsets (unless it carries newer ones for the same partitions) with its own in one multi.
@@ -195,6 +203,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      * @throws CommitConflictException when another writer changed a partition since this keeper
      *     last saw it (fencing), or took the group over after this keeper's session expired;
      *     nothing was written
+     * @throws PartitionOwnedException on the first commit of a keeper that did not load the
+     *     group (one deserialized from a checkpoint), which takes ownership of the batch's
+     *     partitions as a load would, when another running instance owns them and does not go
+     *     within the ownership wait; nothing was written
      * @throws ServerTimeoutException when ZooKeeper could not be reached and commits have failed
      *     for longer than the commit outage tolerance (the message says how long), or at once
      *     with a tolerance of zero
@@ -486,19 +498,45 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
 
         /**
-         * The Kafka parameters given to Spark; values are taken as {@code String.valueOf}.
-         * {@code bootstrap.servers} is required; security settings are passed on; keys with no
-         * meaning for offsetkeeper (deserializers and the like) are ignored. Required.
+         * The Kafka parameters given to Spark, read as {@code KafkaConsumer} reads them: a
+         * consumer setting's value is parsed by the consumer's {@code ConfigDef} (a
+         * {@code List} or a comma-separated {@code String} for a list, a {@code Class} or its
+         * name, a {@code Password}, a number or its text); other keys are taken as
+         * {@code String.valueOf}. {@code bootstrap.servers} is required; security settings are
+         * passed on; keys with no meaning for offsetkeeper (deserializers and the like) are
+         * ignored. Required.
+         *
+         * @throws IllegalArgumentException when a value is not of its setting's type
          */
         public Builder kafkaParams(Map<String, ?> params) {
             require(params, "kafkaParams");
+            Map<String, ConfigDef.ConfigKey> consumerKeys = ConsumerConfig.configDef().configKeys();
             LinkedHashMap<String, String> copy = new LinkedHashMap<>();
             for (Map.Entry<String, ?> e : params.entrySet()) {
                 String key = require(e.getKey(), "kafkaParams key");
-                copy.put(key, String.valueOf(require(e.getValue(), "kafkaParams value of " + key)));
+                Object value = require(e.getValue(), "kafkaParams value of " + key);
+                ConfigDef.ConfigKey known = consumerKeys.get(key);
+                copy.put(key, known == null ? String.valueOf(value) : kafkaString(key, value, known.type));
             }
             this.kafkaParams = copy;
             return this;
+        }
+
+        /** A consumer setting's value as text, the way kafka-clients parses it. */
+        private static String kafkaString(String key, Object value, ConfigDef.Type type) {
+            Object parsed;
+            try {
+                parsed = ConfigDef.parseType(key, value, type);
+            } catch (ConfigException e) {
+                // Kafka's message quotes the value: not for a secret.
+                throw new IllegalArgumentException("kafkaParams value of " + key + " is not a "
+                        + type.toString().toLowerCase(Locale.ROOT)
+                        + (isSecret(key) ? "" : ": " + e.getMessage()));
+            }
+            if (parsed instanceof Password) {
+                return ((Password) parsed).value();
+            }
+            return ConfigDef.convertToString(parsed, type);
         }
 
         /**
@@ -578,12 +616,15 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             return this;
         }
 
-        /** The bound on each ZooKeeper call, connecting included; default 10 s. */
+        /**
+         * The deadline of the ZooKeeper work of each call (load, commit), opening the session
+         * included; a load that takes ownership adds the ownership wait. Default 10 s.
+         */
         public Builder zookeeperTimeout(Duration timeout) {
             return zookeeperTimeout(millis(timeout, "zookeeperTimeout"));
         }
 
-        /** The bound on each ZooKeeper call in milliseconds, connecting included. */
+        /** {@link #zookeeperTimeout(Duration)} in milliseconds. */
         public Builder zookeeperTimeout(long millis) {
             this.zookeeperTimeoutMs = checkMillis(millis, "zookeeperTimeout");
             return this;
@@ -632,7 +673,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          * One active instance per group: a load registers this keeper under
          * {@code /consumers/<group>/ids} and takes {@code /consumers/<group>/owners/<topic>/<p>}
          * (ephemeral nodes, as Kafka's old consumer did); another instance's load waits for them
-         * to go, then fails with {@link PartitionOwnedException}. Default on.
+         * to go, then fails with {@link PartitionOwnedException}. A keeper that commits without
+         * having loaded (deserialized from a checkpoint) takes the partitions of its first commit
+         * the same way. An owner that registered from this host whose process is gone is taken
+         * over at once. Default on.
          */
         public Builder ownership(boolean enabled) {
             this.ownership = enabled;

@@ -1,7 +1,8 @@
 package io.offsetkeeper;
 
 /**
- * A load found partitions of the group owned by another running instance (ephemeral nodes under
+ * A load, or the first commit of a keeper that did not load (one deserialized from a Spark
+ * checkpoint), found partitions of the group owned by another running instance (ephemeral nodes under
  * {@code /consumers/<group>/owners}, as Kafka's old consumer kept them), and the owner did not
  * go within the configured wait ({@link OffsetKeeper.Builder#ownershipWait}). The message names
  * the owner: its consumer id, host, pid, since when and ZooKeeper session.

@@ -239,16 +239,15 @@ public class BadInputTableTest {
             return loadWith(OffsetKeeper.builder().zookeeper(TestCluster.zookeeper())
                     .kafkaParams(params), Collections.singletonList(topic));
         });
+        // Read as KafkaConsumer reads them (ConsumerConfig's ConfigDef): refused by the builder.
         java("`kafkaParams` `auto.offset.reset` of the wrong type (`Boolean.TRUE`)", iae,
-                "auto.offset.reset 'true' is not allowed",
-                g -> loadWith(OffsetKeeper.builder().zookeeper(TestCluster.zookeeper())
-                        .kafkaParams(params(g, "auto.offset.reset", Boolean.TRUE)),
-                        Collections.singletonList(topic)));
+                "kafkaParams value of auto.offset.reset is not a string",
+                g -> throwing(() -> OffsetKeeper.builder()
+                        .kafkaParams(params(g, "auto.offset.reset", Boolean.TRUE))));
         java("`kafkaParams` `isolation.level` of the wrong type (`Integer 7`)", iae,
                 "isolation.level",
-                g -> loadWith(OffsetKeeper.builder().zookeeper(TestCluster.zookeeper())
-                        .kafkaParams(params(g, "isolation.level", 7)),
-                        Collections.singletonList(topic)));
+                g -> throwing(() -> OffsetKeeper.builder()
+                        .kafkaParams(params(g, "isolation.level", 7))));
         java("`load(null)`", iae, "topics is null",
                 g -> loadWith(TestCluster.keeperBuilder(g), null));
         java("`load` of an empty list", iae, "topics is empty",

@@ -3,6 +3,8 @@ package io.offsetkeeper;
 import static io.offsetkeeper.TestCluster.tp;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotSame;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -30,23 +32,31 @@ public class SerializationTest {
         String topic = TestCluster.createTopic(1);
         TestCluster.produce(topic, 0, 5);
         String group = TestCluster.unique("group");
-        OffsetKeeper original = TestCluster.keeper(group);
+        OffsetKeeper original = TestCluster.keeperBuilder(group).ownershipWait(0).build();
         OffsetKeeper unused = roundTrip(original); // before the original opened its engine
+        // Its first commit, without a load, takes ownership of the partitions.
         original.commit(Collections.singletonMap(tp(topic, 0), 3L));
 
         OffsetKeeper copy = roundTrip(original); // while the original is open
         assertNotSame(original, copy);
         assertEquals(original.toString(), copy.toString());
-        copy.commit(Collections.singletonMap(tp(topic, 0), 4L));
-        assertEquals(Long.valueOf(4), original.load(Collections.singleton(topic)).get(tp(topic, 0)));
-
+        // Each copy is an instance of its own (a job recovered from a checkpoint): its first
+        // commit takes ownership too, and is refused while the original owns the group.
+        try {
+            copy.commit(Collections.singletonMap(tp(topic, 0), 4L));
+            fail("a copy committed while the original owns the group");
+        } catch (PartitionOwnedException expected) {
+            assertTrue(expected.getMessage(), expected.getMessage().contains("owned by another"));
+        }
+        assertEquals(Long.valueOf(3), original.load(Collections.singleton(topic)).get(tp(topic, 0)));
         original.close();
+        copy.commit(Collections.singletonMap(tp(topic, 0), 4L));
+        copy.close();
+
         OffsetKeeper afterClose = roundTrip(original); // configuration only: the copy is open
         assertEquals(Long.valueOf(4), afterClose.load(Collections.singleton(topic)).get(tp(topic, 0)));
-        // Each copy is an instance of its own: it loads once the one owning the group closed.
         afterClose.close();
         assertEquals(Long.valueOf(4), unused.load(Collections.singleton(topic)).get(tp(topic, 0)));
-        copy.close();
         unused.close();
 
         LoadReport report = roundTrip(TestCluster.keeper(group).loadWithReport(Collections.singleton(topic)));

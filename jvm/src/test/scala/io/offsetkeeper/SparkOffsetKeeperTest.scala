@@ -48,6 +48,16 @@ class SparkOffsetKeeperTest {
     assertThrows(classOf[IllegalStateException], () => keeper.load(Seq(topic)))
   }
 
+  @Test def bootstrapServersAsAJavaList(): Unit = {
+    val topic = TestCluster.createTopic(1)
+    val group = TestCluster.unique("group")
+    // What KafkaConsumer takes, and so what a job may give Spark.
+    val params = kafkaParams(group) + ("bootstrap.servers" -> java.util.Arrays.asList(TestCluster.bootstrap()))
+    val keeper = SparkOffsetKeeper(TestCluster.zookeeper(), params)
+    try assertEquals(Map(new TopicPartition(topic, 0) -> 0L), keeper.load(Seq(topic)))
+    finally keeper.close()
+  }
+
   @Test def namedArguments(): Unit = {
     val topic = TestCluster.createTopic(1)
     TestCluster.produce(topic, 0, 4)

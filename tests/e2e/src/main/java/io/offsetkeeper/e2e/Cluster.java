@@ -188,6 +188,19 @@ public final class Cluster implements AutoCloseable {
         }
     }
 
+    /** A znode's children, sorted; empty when it does not exist. */
+    public java.util.List<String> children(String path) {
+        try {
+            java.util.List<String> children = new java.util.ArrayList<>(zk.getChildren(path, false));
+            Collections.sort(children);
+            return children;
+        } catch (KeeperException.NoNodeException e) {
+            return Collections.emptyList();
+        } catch (KeeperException | InterruptedException e) {
+            throw new IllegalStateException("list " + path, e);
+        }
+    }
+
     /** Writes a znode's raw value, creating it and its parents. */
     public void writeZnode(String path, String value) {
         try {
