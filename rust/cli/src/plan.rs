@@ -298,6 +298,7 @@ mod tests {
             on_missing: OnMissing::Latest,
             on_below_range: OnBelowRange::Earliest,
             on_above_range: OnAboveRange::Latest,
+            ..Policy::default()
         };
         assert_eq!(
             go(Stored::Missing, Target::Valid(latest)),

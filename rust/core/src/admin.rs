@@ -270,7 +270,7 @@ fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
 }
 
 /// A partition znode's name: decimal digits only, within `i32`.
-fn parse_partition(name: &str) -> Option<i32> {
+pub(crate) fn parse_partition(name: &str) -> Option<i32> {
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

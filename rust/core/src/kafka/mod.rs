@@ -225,21 +225,46 @@ impl Brokers {
     /// The partitions of each topic, from broker metadata, in the order asked. An unknown topic
     /// is an error naming it.
     pub async fn partitions(&self, topics: &[String]) -> Result<Vec<TopicPartition>> {
-        let known = self.topic_partitions(topics).await?;
+        Ok(self.partitions_and_ids(topics).await?.0)
+    }
+
+    /// The partitions of each topic in the order asked, and each topic's ID (`None` from
+    /// brokers before 2.8). An unknown topic is an error naming it.
+    pub async fn partitions_and_ids(
+        &self,
+        topics: &[String],
+    ) -> Result<(Vec<TopicPartition>, HashMap<String, Option<String>>)> {
+        let mut known = self.described(topics).await?;
         let mut partitions = Vec::new();
+        let mut ids = HashMap::with_capacity(topics.len());
         for topic in topics {
-            let ids = known.get(topic).ok_or_else(|| Error::UnknownTopic {
+            let (numbers, id) = known.remove(topic).ok_or_else(|| Error::UnknownTopic {
                 topic: topic.clone(),
                 bootstrap: self.settings.bootstrap.clone(),
             })?;
-            partitions.extend(ids.iter().map(|id| TopicPartition::new(topic, *id)));
+            partitions.extend(numbers.iter().map(|n| TopicPartition::new(topic, *n)));
+            ids.insert(topic.clone(), id);
         }
-        Ok(partitions)
+        Ok((partitions, ids))
     }
 
     /// The sorted partition ids of those of the topics that exist, from one Metadata request;
     /// topics the brokers do not have are left out.
     pub async fn topic_partitions(&self, topics: &[String]) -> Result<BTreeMap<String, Vec<i32>>> {
+        Ok(self
+            .described(topics)
+            .await?
+            .into_iter()
+            .map(|(topic, (partitions, _))| (topic, partitions))
+            .collect())
+    }
+
+    /// The sorted partition ids and the topic ID of those of the topics that exist, from one
+    /// Metadata request; topics the brokers do not have are left out.
+    pub async fn described(
+        &self,
+        topics: &[String],
+    ) -> Result<BTreeMap<String, (Vec<i32>, Option<String>)>> {
         if topics.is_empty() {
             return Ok(BTreeMap::new());
         }
@@ -255,7 +280,7 @@ impl Brokers {
                             let mut ids: Vec<i32> =
                                 topic.partitions.iter().map(|p| p.partition).collect();
                             ids.sort_unstable();
-                            found.insert(topic.name, ids);
+                            found.insert(topic.name, (ids, topic.topic_id));
                         }
                         0 | 3 => {}
                         code if protocol::is_retriable(code) => {
