@@ -229,6 +229,16 @@ impl Tracker {
         merged
     }
 
+    /// Partitions of a re-created topic committed for the new topic (written, or holding the
+    /// committed value already) hold no old offset now.
+    fn forget_old(&mut self, entries: &[Entry<'_>]) {
+        for entry in entries {
+            if let Some(seen) = self.topics.get_mut(&entry.partition.topic) {
+                seen.old.remove(&entry.partition.partition);
+            }
+        }
+    }
+
     /// Forgets what this keeper committed for the partition: the load chose to start elsewhere.
     pub(crate) fn reset_floor(&mut self, partition: &TopicPartition) {
         if let Some(seen) = self.nodes.get_mut(partition) {
@@ -604,11 +614,15 @@ impl OffsetKeeper {
                 }
                 let topic = dir.rsplit('/').next().unwrap_or_default();
                 if dir.len() > layout.offsets_dir().len() {
-                    if let Some(seen) = tracker.topics.get_mut(topic) {
-                        seen.node = Some(
-                            node.as_ref()
-                                .map(|n| (n.version, parse_topic_identity(&n.data))),
-                        );
+                    // A folder already seen keeps the version seen, for fencing.
+                    match tracker.topics.get_mut(topic) {
+                        Some(seen) if matches!(seen.node, None | Some(None)) => {
+                            seen.node = Some(
+                                node.as_ref()
+                                    .map(|n| (n.version, parse_topic_identity(&n.data))),
+                            );
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -763,6 +777,9 @@ impl OffsetKeeper {
             leaves.push((op, Role::Leaf(index)));
         }
         if summary.written == 0 && identities.is_empty() {
+            if in_batch.is_some() {
+                tracker.forget_old(entries);
+            }
             return Ok(summary);
         }
 
@@ -898,6 +915,9 @@ impl OffsetKeeper {
                         .await);
                 }
             }
+        }
+        if in_batch.is_some() {
+            tracker.forget_old(entries);
         }
         Ok(summary)
     }

@@ -27,7 +27,7 @@ final class NativeBridge {
             int zookeeperTimeoutMs, int kafkaTimeoutMs, String[] kafkaKeys, String[] kafkaValues,
             String onMissing, String onBelowRange, String onAboveRange, boolean fencing,
             boolean monotonic, boolean ownership, long ownershipWaitMs, String[] zookeeperKeys,
-            String[] zookeeperValues, long commitOutageToleranceMs);
+            String[] zookeeperValues, long commitOutageToleranceMs, String onRecreated);
 
     /** Frees the engine. Calling it with 0 does nothing. */
     static native void close(long handle);
