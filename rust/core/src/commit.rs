@@ -715,7 +715,9 @@ impl OffsetKeeper {
             .collect();
         let mut identities: Vec<(WriteOp, Role)> = Vec::new();
         let mut first_of_topic = HashSet::new();
-        for (index, entry) in entries.iter().enumerate() {
+        // Once recorded, an ID costs a commit nothing more than this look.
+        let any_to_write = tracker.topics.values().any(|s| s.to_write().is_some());
+        for (index, entry) in entries.iter().enumerate().filter(|_| any_to_write) {
             let topic = entry.partition.topic.as_str();
             if !first_of_topic.insert(topic) {
                 continue;
