@@ -182,7 +182,12 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
             s.range.map(|r| r.earliest).into(),
             s.range.map(|r| r.latest).into(),
             lag(&s.stored, s.range).into(),
-            Status::of(&s.stored, s.range).name().into(),
+            match (&s.recreated, &s.stored, s.range) {
+                (Some(recreated), Stored::Offset(_) | Stored::Corrupt(_), Some(_)) => {
+                    recreated.to_string().as_str().into()
+                }
+                _ => Status::of(&s.stored, s.range).name().into(),
+            },
         ]);
     }
     emit(&rows.render(args.format, |array| {
@@ -236,7 +241,11 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
     // Partitions that no longer exist are not reset; asked for by name, they are an error.
     let named_explicitly = !args.all_topics && entries.is_none();
     let mut existing = Vec::new();
+    let mut recreated_topics = HashSet::new();
     for s in surveyed {
+        if s.recreated.is_some() {
+            recreated_topics.insert(s.partition.topic.clone());
+        }
         match s.range {
             Some(range) => existing.push((s.partition, s.stored, range)),
             None if named_explicitly && partitions_named(&specs, &s.partition) => {
@@ -306,6 +315,12 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
     let mut planned = Vec::with_capacity(existing.len());
     let mut refused = Vec::new();
     for ((tp, stored, range), target) in existing.iter().zip(targets) {
+        let target = match target {
+            Target::Valid(policy) if recreated_topics.contains(&tp.topic) => {
+                Target::ValidRecreated(policy)
+            }
+            other => other,
+        };
         match plan(tp, stored, *range, target) {
             Ok(p) => planned.push(p),
             Err(why) => refused.push(why),
@@ -379,6 +394,9 @@ fn uniform_target(args: &ResetArgs, keeper: &OffsetKeeper) -> Target {
         }
         if let Some(on_above) = args.on_above_range {
             policy.on_above_range = on_above;
+        }
+        if let Some(on_recreated) = args.on_recreated {
+            policy.on_recreated = on_recreated;
         }
         Target::Valid(policy)
     } else {
@@ -498,11 +516,30 @@ fn import(cx: &Context, args: ImportArgs) -> Outcome {
 
 fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
     let group = cx.group("delete")?;
-    let keeper = cx.zookeeper_only()?;
     let mut topics: Vec<String> = Vec::new();
     for topic in args.topic {
         if !topics.contains(&topic) {
             topics.push(topic);
+        }
+    }
+    if !args.partition.is_empty() && topics.len() != 1 {
+        return Err(Failure::usage(format!(
+            "--partition needs exactly one --topic, got {}",
+            topics.len()
+        )));
+    }
+    // Offsets of whole topics or some partitions need ZooKeeper only; stale ones the brokers.
+    let keeper = if args.stale {
+        cx.with_kafka("delete --stale")?
+    } else {
+        cx.zookeeper_only()?
+    };
+    if args.stale && topics.is_empty() {
+        topics = keeper.stored_topics(group)?;
+        if topics.is_empty() {
+            return Err(Failure::failed(format!(
+                "group '{group}' has no stored offsets"
+            )));
         }
     }
     let stored = keeper.stored(group, &topics)?;
@@ -513,23 +550,70 @@ fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
             )));
         }
     }
+    let chosen: Vec<(TopicPartition, Stored)> = if args.stale {
+        let existing: HashSet<TopicPartition> = keeper
+            .survey(group, &topics)?
+            .into_iter()
+            .filter(|s| s.range.is_some())
+            .map(|s| s.partition)
+            .collect();
+        stored
+            .into_iter()
+            .filter(|(tp, _)| !existing.contains(tp))
+            .collect()
+    } else if !args.partition.is_empty() {
+        let mut chosen = Vec::new();
+        for partition in &args.partition {
+            let tp = TopicPartition::new(topics[0].as_str(), *partition);
+            match stored.iter().find(|(stored_tp, _)| *stored_tp == tp) {
+                Some(found) => chosen.push(found.clone()),
+                None => {
+                    return Err(Failure::failed(format!(
+                        "group '{group}' has no stored offset for {tp}"
+                    )))
+                }
+            }
+        }
+        chosen
+    } else {
+        stored
+    };
     let mut rows = Rows::new(&["TOPIC", "PARTITION", "CURRENT-OFFSET"]);
-    for (tp, value) in &stored {
+    for (tp, value) in &chosen {
         rows.push(vec![
             tp.topic.as_str().into(),
             Json::Number(tp.partition.into()),
             stored_cell(value),
         ]);
     }
+    if chosen.is_empty() {
+        eprintln!("group '{group}' has no stored offsets for partitions that no longer exist");
+        return Ok(());
+    }
     emit(&rows.table());
-    if args.execute {
+    if !args.execute {
+        eprintln!("dry run: nothing deleted; add --execute to delete these offsets");
+        return Ok(());
+    }
+    // As kafka-consumer-groups refuses to delete the offsets of an active group.
+    let active = keeper.active_instances(group)?;
+    if !active.is_empty() {
+        return Err(Failure::failed(format!(
+            "group '{group}' is active ({} instance(s) registered: {}); stop the job first, nothing deleted",
+            active.len(),
+            active.join(", ")
+        )));
+    }
+    if args.stale || !args.partition.is_empty() {
+        let partitions: Vec<TopicPartition> = chosen.into_iter().map(|(tp, _)| tp).collect();
+        let deleted = keeper.delete_partitions(group, &partitions)?;
+        eprintln!("deleted {deleted} stored offset(s) from group '{group}'");
+    } else {
         let deleted = keeper.delete_topics(group, &topics)?;
         eprintln!(
             "deleted {deleted} stored offset(s) of {} topic(s) from group '{group}'",
             topics.len()
         );
-    } else {
-        eprintln!("dry run: nothing deleted; add --execute to delete these offsets");
     }
     Ok(())
 }

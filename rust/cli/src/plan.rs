@@ -65,6 +65,8 @@ pub enum Target {
     AtTime(Option<i64>),
     /// What a job's load would choose (`--to-valid`).
     Valid(Policy),
+    /// What a job's load would choose for a topic re-created since its offsets were stored.
+    ValidRecreated(Policy),
 }
 
 /// Why a reset moved a partition where it did, when that is not plain.
@@ -146,9 +148,14 @@ pub fn plan(
         },
         Target::AtTime(Some(offset)) => clamp(offset, range),
         Target::AtTime(None) => (range.latest, Note::NoRecordSince),
-        Target::Valid(policy) => {
-            let decision = validate(stored, range, &policy)
-                .map_err(|refusal| format!("{partition}: {refusal}"))?;
+        Target::Valid(policy) | Target::ValidRecreated(policy) => {
+            let decision = match target {
+                Target::ValidRecreated(_) => {
+                    offsetkeeper::validate_recreated(stored, range, &policy)
+                }
+                _ => validate(stored, range, &policy),
+            }
+            .map_err(|refusal| format!("{partition}: {refusal}"))?;
             (decision.offset, Note::Validated(decision.action))
         }
     };
@@ -298,6 +305,7 @@ mod tests {
             on_missing: OnMissing::Latest,
             on_below_range: OnBelowRange::Earliest,
             on_above_range: OnAboveRange::Latest,
+            ..Policy::default()
         };
         assert_eq!(
             go(Stored::Missing, Target::Valid(latest)),

@@ -1559,3 +1559,134 @@ fn command_config_reaches_the_secured_cluster_and_prints_no_secret() {
         }
     }
 }
+
+#[test]
+fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partitions() {
+    use offsetkeeper::zookeeper::layout::parse_topic_identity;
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("ident");
+    let topic = topic_with(&kafka, "ident", 3, 10);
+    let folder = format!("/consumers/{group}/offsets/{topic}");
+    {
+        // A job's run: its commit records the topic ID beside the offsets.
+        let keeper = support::keeper(&cluster);
+        keeper.load(&group, std::slice::from_ref(&topic)).unwrap();
+        keeper
+            .commit(&group, &support::batch(&topic, 3, 6))
+            .unwrap();
+    }
+    let old_id = parse_topic_identity(&zk.get(&folder).unwrap()).expect("recorded");
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 10);
+
+    let out = ok(run(
+        &cluster,
+        &["--group", &group, "describe", "--topic", &topic],
+    ));
+    let table = rows(&out.stdout);
+    assert_eq!(table.len(), 3, "{out:?}");
+    assert_eq!(table[0][..6], row(&[&topic, "0", "6", "0", "10", "4"])[..]);
+    let status = table[0][6..].join(" ");
+    assert!(
+        status.starts_with(&format!("re-created (id {old_id} -> "))
+            && status.ends_with(')')
+            && !status.ends_with(&format!("-> {old_id})")),
+        "{out:?}"
+    );
+    assert_eq!(
+        table[1].join(" "),
+        format!("{topic} 1 6 - - - partition gone")
+    );
+
+    // --to-valid: the load's decision for a re-created topic, earliest though 6 is in range.
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--topic",
+            &topic,
+            "--to-valid",
+            "--execute",
+        ],
+    ));
+    assert!(out.stdout.contains("re-created"), "{out:?}");
+    assert_eq!(
+        value(&zk, &offset_path(&group, &topic, 0)).as_deref(),
+        Some("0")
+    );
+    let new_id = parse_topic_identity(&zk.get(&folder).unwrap()).expect("recorded");
+    assert_ne!(new_id, old_id, "the reset records the new topic's ID");
+
+    // delete --stale: a dry run lists the partitions that no longer exist.
+    let out = ok(run(&cluster, &["--group", &group, "delete", "--stale"]));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![row(&[&topic, "1", "6"]), row(&[&topic, "2", "6"])]
+    );
+    assert!(out.stderr.contains("dry run: nothing deleted"), "{out:?}");
+    assert_eq!(stored(&zk, &group, &topic, 3), some(&["0", "6", "6"]));
+    {
+        // Refused while a job owns the group, as kafka-consumer-groups refuses for an active one.
+        let keeper = support::keeper(&cluster);
+        keeper.load(&group, std::slice::from_ref(&topic)).unwrap();
+        fails(
+            run(
+                &cluster,
+                &["--group", &group, "delete", "--stale", "--execute"],
+            ),
+            1,
+            &format!("group '{group}' is active"),
+        );
+        assert_eq!(stored(&zk, &group, &topic, 3), some(&["0", "6", "6"]));
+    }
+    let out = ok(run(
+        &cluster,
+        &["--group", &group, "delete", "--stale", "--execute"],
+    ));
+    assert!(
+        out.stderr
+            .contains(&format!("deleted 2 stored offset(s) from group '{group}'")),
+        "{out:?}"
+    );
+    assert_eq!(stored(&zk, &group, &topic, 3), some(&["0", "none", "none"]));
+
+    // --partition: one partition's offset; the folder, with its ID, stays.
+    ok(run_zk(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "delete",
+            "--topic",
+            &topic,
+            "--partition",
+            "0",
+            "--execute",
+        ],
+    ));
+    assert_eq!(stored(&zk, &group, &topic, 1), some(&["none"]));
+    assert_eq!(
+        parse_topic_identity(&zk.get(&folder).unwrap()),
+        Some(new_id)
+    );
+    fails(
+        run_zk(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "delete",
+                "--topic",
+                &topic,
+                "--partition",
+                "0",
+            ],
+        ),
+        1,
+        "has no stored offset",
+    );
+}

@@ -25,11 +25,11 @@ pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
 pub use keeper::{
     check_commit, decide, CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, Ownership,
-    PartitionReport, DEFAULT_COMMIT_OUTAGE_TOLERANCE,
+    PartitionReport, StalePartition, DEFAULT_COMMIT_OUTAGE_TOLERANCE,
 };
 pub use validate::{
-    validate, Action, Decision, OnAboveRange, OnBelowRange, OnMissing, PartitionRange, Policy,
-    Refusal, Stored,
+    validate, validate_recreated, Action, Decision, OnAboveRange, OnBelowRange, OnMissing,
+    OnRecreated, PartitionRange, Policy, Recreated, Refusal, Stored,
 };
 pub use zookeeper::{ReadMode, ZkConfig};
 

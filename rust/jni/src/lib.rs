@@ -13,7 +13,7 @@ use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 use offsetkeeper::{
     Action, KafkaSettings, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing,
-    Ownership, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
+    OnRecreated, Ownership, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
 };
 
 use convert::{
@@ -56,6 +56,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
     zookeeper_keys: JObjectArray<'local, JString<'local>>,
     zookeeper_values: JObjectArray<'local, JString<'local>>,
     commit_outage_tolerance_ms: jlong,
+    on_recreated: JString<'local>,
 ) -> jlong {
     unowned
         .with_env(|env| -> Result<jlong> {
@@ -93,6 +94,9 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
                 &on_below_range,
                 &on_above_range,
             )?;
+            if let Some(name) = optional_string(env, &on_recreated)? {
+                config.policy.on_recreated = OnRecreated::parse(&name)?;
+            }
             config.fencing = fencing;
             config.monotonic = monotonic;
             config.ownership = Ownership {
@@ -162,6 +166,37 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
             columns.push(new_longs(env, &chosen)?);
             columns.push(new_bytes(env, &actions)?);
             columns.push(new_longs(env, &lost)?);
+            // A re-created topic's IDs per row (null elsewhere), then the offsets stored for
+            // partitions that no longer exist: topics, partitions, kinds, offsets, texts.
+            let (from, to): (Vec<Option<String>>, Vec<Option<String>>) = loaded
+                .partitions
+                .iter()
+                .map(|r| match &r.recreated {
+                    Some(ids) => (Some(ids.stored_id.clone()), Some(ids.current_id.clone())),
+                    None => (None, None),
+                })
+                .unzip();
+            columns.push(new_optional_strings(env, &from)?);
+            columns.push(new_optional_strings(env, &to)?);
+            let stale_topics: Vec<String> = loaded
+                .stale
+                .iter()
+                .map(|s| s.partition.topic.clone())
+                .collect();
+            let stale_partitions: Vec<i32> =
+                loaded.stale.iter().map(|s| s.partition.partition).collect();
+            let (stale_kinds, stale_offsets): (Vec<i8>, Vec<i64>) =
+                loaded.stale.iter().map(|s| stored_code(&s.stored)).unzip();
+            let stale_texts: Vec<Option<String>> = loaded
+                .stale
+                .iter()
+                .map(|s| Some(s.stored.to_string()))
+                .collect();
+            columns.push(new_strings(env, &stale_topics)?);
+            columns.push(new_ints(env, &stale_partitions)?);
+            columns.push(new_bytes(env, &stale_kinds)?);
+            columns.push(new_longs(env, &stale_offsets)?);
+            columns.push(new_optional_strings(env, &stale_texts)?);
             new_object_array(env, columns)
         })
         .resolve::<ThrowJavaException>()
@@ -402,4 +437,5 @@ const _: () = {
     assert!(Action::ResetBelowRange as u8 == 2);
     assert!(Action::ResetAboveRange as u8 == 3);
     assert!(Action::CorruptReplaced as u8 == 4);
+    assert!(Action::Recreated as u8 == 5);
 };

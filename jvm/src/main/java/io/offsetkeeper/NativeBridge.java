@@ -9,7 +9,8 @@ package io.offsetkeeper;
  * family for server and policy failures. A native panic becomes an {@link OffsetKeeperException}.
  *
  * <p>Codes shared with Rust: stored kinds 0 = missing, 1 = corrupt, 2 = offset; actions
- * 0 = kept, 1 = initialized, 2 = reset below range, 3 = reset above range, 4 = corrupt replaced.
+ * 0 = kept, 1 = initialized, 2 = reset below range, 3 = reset above range, 4 = corrupt replaced,
+ * 5 = re-created.
  */
 final class NativeBridge {
     private NativeBridge() {}
@@ -27,7 +28,7 @@ final class NativeBridge {
             int zookeeperTimeoutMs, int kafkaTimeoutMs, String[] kafkaKeys, String[] kafkaValues,
             String onMissing, String onBelowRange, String onAboveRange, boolean fencing,
             boolean monotonic, boolean ownership, long ownershipWaitMs, String[] zookeeperKeys,
-            String[] zookeeperValues, long commitOutageToleranceMs);
+            String[] zookeeperValues, long commitOutageToleranceMs, String onRecreated);
 
     /** Frees the engine. Calling it with 0 does nothing. */
     static native void close(long handle);

@@ -97,6 +97,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private final OnMissing onMissing;
     private final OnBelowRange onBelowRange;
     private final OnAboveRange onAboveRange;
+    private final OnRecreated onRecreated;
     private final int sessionTimeoutMs;
     private final int zookeeperTimeoutMs;
     private final int kafkaTimeoutMs;
@@ -118,7 +119,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             LinkedHashMap<String, String> zookeeperProperties, OnMissing onMissing,
             OnBelowRange onBelowRange, OnAboveRange onAboveRange, int sessionTimeoutMs,
             int zookeeperTimeoutMs, int kafkaTimeoutMs, boolean fencing, boolean monotonic,
-            boolean ownership, long ownershipWaitMs, long commitOutageToleranceMs) {
+            boolean ownership, long ownershipWaitMs, long commitOutageToleranceMs,
+            OnRecreated onRecreated) {
+        this.onRecreated = onRecreated;
         this.zookeeper = zookeeper;
         this.group = group;
         this.basePath = basePath;
@@ -177,14 +180,26 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         long[] chosen = (long[]) r[8];
         byte[] actions = (byte[]) r[9];
         long[] lost = (long[]) r[10];
+        String[] recreatedFrom = (String[]) r[11];
+        String[] recreatedTo = (String[]) r[12];
         List<PartitionReport> reports = new ArrayList<>(partitions.length);
         for (int i = 0; i < partitions.length; i++) {
             Long stored = stored(r, i);
             reports.add(new PartitionReport(topicNames[topicIndex[i]], partitions[i], stored,
                     storedText(r, i, stored), earliest[i], latest[i], chosen[i],
-                    Action.fromCode(actions[i]), lost[i]));
+                    Action.fromCode(actions[i]), lost[i], recreatedFrom[i], recreatedTo[i]));
         }
-        return new LoadReport(reports);
+        String[] staleTopics = (String[]) r[13];
+        int[] stalePartitions = (int[]) r[14];
+        byte[] staleKinds = (byte[]) r[15];
+        long[] staleOffsets = (long[]) r[16];
+        String[] staleTexts = (String[]) r[17];
+        List<StalePartition> stale = new ArrayList<>(stalePartitions.length);
+        for (int i = 0; i < stalePartitions.length; i++) {
+            stale.add(new StalePartition(staleTopics[i], stalePartitions[i],
+                    staleKinds[i] == STORED_OFFSET ? staleOffsets[i] : null, staleTexts[i]));
+        }
+        return new LoadReport(reports, stale);
     }
 
     /**
@@ -340,6 +355,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 + basePath + ", kafkaParams=" + masked(kafkaParams) + ", zookeeperProperties="
                 + masked(zookeeperProperties) + ", onMissing=" + onMissing
                 + ", onBelowRange=" + onBelowRange + ", onAboveRange=" + onAboveRange
+                + ", onRecreated=" + onRecreated
                 + ", sessionTimeoutMs=" + sessionTimeoutMs + ", zookeeperTimeoutMs="
                 + zookeeperTimeoutMs + ", kafkaTimeoutMs="
                 + (kafkaTimeoutMs < 0 ? "default" : kafkaTimeoutMs) + ", fencing="
@@ -361,7 +377,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         return new OffsetKeeper(zookeeper, group, basePath, kafkaParams, zookeeperProperties,
                 onMissing, onBelowRange,
                 onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs, kafkaTimeoutMs, fencing,
-                monotonic, ownership, ownershipWaitMs, commitOutageToleranceMs);
+                monotonic, ownership, ownershipWaitMs, commitOutageToleranceMs, onRecreated);
     }
 
     private <T> T call(LongFunction<T> nativeCall) {
@@ -388,7 +404,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                         ownership, ownershipWaitMs,
                         zookeeperProperties.keySet().toArray(new String[0]),
                         zookeeperProperties.values().toArray(new String[0]),
-                        commitOutageToleranceMs);
+                        commitOutageToleranceMs, nativeName(onRecreated));
             }
             return handle;
         }
@@ -472,6 +488,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         private OnMissing onMissing;
         private OnBelowRange onBelowRange;
         private OnAboveRange onAboveRange;
+        private OnRecreated onRecreated;
         // The engine's own defaults; the native side takes every timeout explicitly.
         private int sessionTimeoutMs = 30_000;
         private int zookeeperTimeoutMs = 10_000;
@@ -602,6 +619,18 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         /** What to do with a stored offset above the latest; null for the default. */
         public Builder onAboveRange(OnAboveRange policy) {
             this.onAboveRange = policy;
+            return this;
+        }
+
+        /**
+         * What to do with every stored offset of a topic re-created since the offsets were
+         * stored (the topic ID recorded beside them differs from the brokers', Kafka 2.8 and
+         * later), whatever the new topic's range says; null for the default,
+         * {@link OnRecreated#EARLIEST}. Commits record the topic ID in the topic's folder,
+         * {@code <basePath>/<group>/offsets/<topic>}.
+         */
+        public Builder onRecreated(OnRecreated policy) {
+            this.onRecreated = policy;
             return this;
         }
 
@@ -753,7 +782,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             return new OffsetKeeper(zookeeper, group, basePath, new LinkedHashMap<>(kafkaParams),
                     new LinkedHashMap<>(zookeeperProperties), onMissing, onBelowRange, onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs,
                     kafkaTimeoutMs, fencing, monotonic, ownership, ownershipWaitMs,
-                    commitOutageToleranceMs);
+                    commitOutageToleranceMs, onRecreated);
         }
 
         private static long millis(Duration timeout, String name) {

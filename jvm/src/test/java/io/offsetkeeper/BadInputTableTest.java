@@ -159,7 +159,7 @@ public class BadInputTableTest {
         }
         return NativeBridge.open(TestCluster.zookeeper(), "/consumers", 30_000, 10_000, 10_000,
                 keys, values, null, null, null, true, true, true, -1, new String[0],
-                new String[0], OffsetKeeper.DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS);
+                new String[0], OffsetKeeper.DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS, null);
     }
 
     private static String[] withHandle(String group, HandleCall call) {
@@ -180,7 +180,8 @@ public class BadInputTableTest {
         return throwing(() -> {
             long handle = NativeBridge.open(zookeeper, "/consumers", sessionMs, 10_000, 10_000,
                     keys, values, onMissing, null, null, true, true, true, ownershipWaitMs,
-                    new String[0], new String[0], OffsetKeeper.DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS);
+                    new String[0], new String[0], OffsetKeeper.DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS,
+                    null);
             NativeBridge.close(handle);
         });
     }
