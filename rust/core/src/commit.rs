@@ -31,7 +31,7 @@ use crate::keeper::{check_commit, CommitSummary, OffsetKeeper};
 use crate::runtime::runtime;
 use crate::validate::Stored;
 use crate::zookeeper::layout::{encode_offset, GroupLayout};
-use crate::zookeeper::{chunks_by_size, Applied, Node, WriteOp};
+use crate::zookeeper::{chunks_beside, Applied, Node, WriteOp};
 use crate::TopicPartition;
 
 /// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
@@ -648,10 +648,19 @@ impl OffsetKeeper {
         }
 
         // One multi; more only for batches beyond one request's size.
-        let lengths: Vec<usize> = chunks_by_size(&leaves, |(op, _)| op.estimated_bytes())
-            .iter()
-            .map(|chunk| chunk.len())
-            .collect();
+        let head_bytes: usize = head.iter().map(|(op, _)| op.estimated_bytes()).sum();
+        let check_bytes = owner_check
+            .as_ref()
+            .map_or(0, |(op, _)| op.estimated_bytes());
+        let lengths: Vec<usize> = chunks_beside(
+            &leaves,
+            |(op, _)| op.estimated_bytes(),
+            head_bytes.saturating_sub(check_bytes),
+            check_bytes,
+        )
+        .iter()
+        .map(|chunk| chunk.len())
+        .collect();
         let mut leaves = leaves.into_iter();
         let mut chunks: Vec<Vec<(WriteOp, Role)>> = Vec::with_capacity(lengths.len());
         for (i, length) in lengths.into_iter().enumerate() {
