@@ -436,15 +436,11 @@ impl OffsetKeeper {
 
     /// Validates and reports what a load read.
     fn validated(&self, group: &str, inspected: Vec<Inspected>) -> Result<Loaded> {
-        let existing: Vec<(TopicPartition, PartitionRange)> = inspected
-            .iter()
-            .map(|i| (i.partition.clone(), i.range))
-            .collect();
-        let stored: HashMap<TopicPartition, Stored> = inspected
+        // Each partition's own stored value: no copies, no map (perf showed them at P=1000).
+        let each = inspected
             .into_iter()
-            .map(|i| (i.partition, i.stored))
-            .collect();
-        let reports = match decide(&existing, &stored, &self.policy) {
+            .map(|i| (i.partition, i.stored, i.range));
+        let reports = match decide_each(each, &self.policy) {
             Ok(reports) => reports,
             Err(refusals) => {
                 for refusal in &refusals {
@@ -590,15 +586,28 @@ pub fn decide(
     stored: &HashMap<TopicPartition, Stored>,
     policy: &Policy,
 ) -> std::result::Result<Vec<PartitionReport>, Vec<String>> {
-    let mut reports = Vec::with_capacity(existing.len());
+    decide_each(
+        existing.iter().map(|(partition, range)| {
+            let stored = stored.get(partition).cloned().unwrap_or(Stored::Missing);
+            (partition.clone(), stored, *range)
+        }),
+        policy,
+    )
+}
+
+/// [`decide`] over each partition with what is stored for it, in the order given.
+fn decide_each(
+    each: impl ExactSizeIterator<Item = (TopicPartition, Stored, PartitionRange)>,
+    policy: &Policy,
+) -> std::result::Result<Vec<PartitionReport>, Vec<String>> {
+    let mut reports = Vec::with_capacity(each.len());
     let mut refusals = Vec::new();
-    for (partition, range) in existing {
-        let stored = stored.get(partition).cloned().unwrap_or(Stored::Missing);
-        match validate(&stored, *range, policy) {
+    for (partition, stored, range) in each {
+        match validate(&stored, range, policy) {
             Ok(decision) => reports.push(PartitionReport {
-                partition: partition.clone(),
+                partition,
                 stored,
-                range: *range,
+                range,
                 decision,
             }),
             Err(refusal) => refusals.push(format!("{partition}: {refusal}")),
