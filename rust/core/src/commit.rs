@@ -33,7 +33,7 @@ use crate::validate::Stored;
 use crate::zookeeper::layout::{
     encode_offset, encode_topic_identity, parse_topic_identity, GroupLayout,
 };
-use crate::zookeeper::{chunks_by_size, Applied, Node, WriteOp};
+use crate::zookeeper::{chunks_beside, Applied, Node, WriteOp};
 use crate::TopicPartition;
 
 /// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
@@ -786,11 +786,22 @@ impl OffsetKeeper {
         }
 
         // One multi; more only for batches beyond one request's size. The topic IDs go in the
-        // last one: a batch split over requests records a new ID only with its last offsets.
-        let mut lengths: Vec<usize> = chunks_by_size(&leaves, |(op, _)| op.estimated_bytes())
-            .iter()
-            .map(|chunk| chunk.len())
-            .collect();
+        // last one: a batch split over requests records a new ID only with its last offsets
+        // (their bytes are kept free in every request, which one is last is known only after).
+        let head_bytes: usize = head.iter().map(|(op, _)| op.estimated_bytes()).sum();
+        let check_bytes = owner_check
+            .as_ref()
+            .map_or(0, |(op, _)| op.estimated_bytes());
+        let identity_bytes: usize = identities.iter().map(|(op, _)| op.estimated_bytes()).sum();
+        let mut lengths: Vec<usize> = chunks_beside(
+            &leaves,
+            |(op, _)| op.estimated_bytes(),
+            head_bytes.saturating_sub(check_bytes),
+            check_bytes + identity_bytes,
+        )
+        .iter()
+        .map(|chunk| chunk.len())
+        .collect();
         if lengths.is_empty() {
             lengths.push(0);
         }

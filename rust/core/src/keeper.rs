@@ -581,16 +581,12 @@ impl OffsetKeeper {
             recreated,
             stale,
         } = inspection;
-        let existing: Vec<(TopicPartition, PartitionRange)> = inspected
-            .iter()
-            .map(|i| (i.partition.clone(), i.range))
-            .collect();
-        let stored: HashMap<TopicPartition, Stored> = inspected
-            .into_iter()
-            .map(|i| (i.partition, i.stored))
-            .collect();
         log_stale(group, &stale);
-        let reports = match decide(&existing, &stored, &recreated, &self.policy) {
+        // Each partition's own stored value: no copies, no map (perf showed them at P=1000).
+        let each = inspected
+            .into_iter()
+            .map(|i| (i.partition, i.stored, i.range));
+        let reports = match decide_each(each, &recreated, &self.policy) {
             Ok(reports) => reports,
             Err(refusals) => {
                 for refusal in &refusals {
@@ -759,20 +755,35 @@ pub fn decide(
     recreated: &HashMap<String, Recreated>,
     policy: &Policy,
 ) -> std::result::Result<Vec<PartitionReport>, Vec<String>> {
-    let mut reports = Vec::with_capacity(existing.len());
+    decide_each(
+        existing.iter().map(|(partition, range)| {
+            let stored = stored.get(partition).cloned().unwrap_or(Stored::Missing);
+            (partition.clone(), stored, *range)
+        }),
+        recreated,
+        policy,
+    )
+}
+
+/// [`decide`] over each partition with what is stored for it, in the order given.
+fn decide_each(
+    each: impl ExactSizeIterator<Item = (TopicPartition, Stored, PartitionRange)>,
+    recreated: &HashMap<String, Recreated>,
+    policy: &Policy,
+) -> std::result::Result<Vec<PartitionReport>, Vec<String>> {
+    let mut reports = Vec::with_capacity(each.len());
     let mut refusals = Vec::new();
-    for (partition, range) in existing {
-        let stored = stored.get(partition).cloned().unwrap_or(Stored::Missing);
+    for (partition, stored, range) in each {
         let recreated = recreated.get(&partition.topic);
         let decided = match recreated {
-            Some(_) => validate_recreated(&stored, *range, policy),
-            None => validate(&stored, *range, policy),
+            Some(_) => validate_recreated(&stored, range, policy),
+            None => validate(&stored, range, policy),
         };
         match decided {
             Ok(decision) => reports.push(PartitionReport {
-                partition: partition.clone(),
+                partition,
                 stored,
-                range: *range,
+                range,
                 decision,
                 recreated: recreated.cloned(),
             }),
