@@ -260,6 +260,43 @@ impl Connection {
 mod tests {
     use super::*;
 
+    /// Anything answering on a Kafka port that claims 2^31-1 elements gets an error naming the
+    /// claim, not an allocation of it (which aborts the process; rust/patched/README.md).
+    #[test]
+    fn a_peer_claiming_billions_of_elements_gets_an_error_not_an_abort() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let address = listener.local_addr().unwrap().to_string();
+            let peer = tokio::spawn(async move {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let size = socket.read_i32().await.unwrap();
+                let mut request = vec![0; usize::try_from(size).unwrap()];
+                socket.read_exact(&mut request).await.unwrap();
+                // ApiVersions v4: the request's correlation id, error code NONE, then a compact
+                // array length of 2^31 (2^31-1 api keys) and 8 bytes.
+                let mut answer = request[4..8].to_vec();
+                answer.extend_from_slice(&[0, 0, 0x80, 0x80, 0x80, 0x80, 0x08]);
+                answer.extend_from_slice(&[0; 8]);
+                socket.write_i32(answer.len() as i32).await.unwrap();
+                socket.write_all(&answer).await.unwrap();
+                socket
+            });
+            let opened = Connection::open(&address, "test", &KafkaSecurity::default()).await;
+            let err = opened.err().expect("a malformed answer");
+            assert!(matches!(err, CallError::Malformed(_)), "{err}");
+            assert!(
+                err.to_string()
+                    .contains("Array length 2147483647 exceeds the 8 bytes remaining"),
+                "{err}"
+            );
+            drop(peer.await.unwrap());
+        });
+    }
+
     #[test]
     fn a_broker_too_old_is_refused_naming_what_it_offers_and_the_release_needed() {
         let old = CallError::Unsupported {

@@ -123,12 +123,10 @@ pub const API_VERSIONS_NEWEST: i16 = ApiVersionsRequest::VERSIONS.max;
 pub const UNSUPPORTED_VERSION: i16 = 35;
 
 /// The ApiVersions answer to a request of `version`: a broker that does not know that version
-/// answers in v0, with UNSUPPORTED_VERSION.
+/// answers in v0, with UNSUPPORTED_VERSION (every version starts with the error code).
 pub fn parse_api_versions(version: i16, body: Bytes) -> Parsed<ApiVersionsResponse> {
-    match decode::<ApiVersionsResponse>(version, body.clone()) {
-        Ok(answer) if answer.error_code != UNSUPPORTED_VERSION => Ok(answer),
-        _ => decode(0, body),
-    }
+    let unsupported = body.get(..2) == Some(&UNSUPPORTED_VERSION.to_be_bytes()[..]);
+    decode(if unsupported { 0 } else { version }, body)
 }
 
 /// The version range of each API a broker speaks.
@@ -336,6 +334,7 @@ mod tests {
     use kafka_protocol::messages::metadata_response::{
         MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
     };
+    use kafka_protocol::messages::SaslHandshakeResponse;
 
     const ID: [u8; 16] = [7; 16];
 
@@ -514,6 +513,74 @@ mod tests {
         let newest = encoded(&answer, API_VERSIONS_NEWEST);
         let parsed = parse_api_versions(API_VERSIONS_NEWEST, newest).unwrap();
         assert_eq!(parsed.error_code, 0);
+    }
+
+    /// `before`, then an array length claiming `claim` elements (as a flexible version's varint
+    /// of `claim + 1` when `compact`), then 8 bytes that are not elements.
+    fn claiming(before: &[u8], claim: u32, compact: bool) -> Bytes {
+        let mut body = BytesMut::from(before);
+        if compact {
+            let mut n = claim + 1;
+            while n >= 0x80 {
+                body.extend_from_slice(&[(n as u8) | 0x80]);
+                n >>= 7;
+            }
+            body.extend_from_slice(&[n as u8]);
+        } else {
+            body.extend_from_slice(&claim.to_be_bytes());
+        }
+        body.extend_from_slice(&[0; 8]);
+        body.freeze()
+    }
+
+    /// A peer claiming 2^31-1 elements in 8 bytes: the decoder must not reserve memory for the
+    /// claim (kafka-protocol 0.18 did, which aborts the process; rust/patched/README.md).
+    #[test]
+    fn answers_claiming_more_elements_than_they_hold_are_malformed_not_aborts() {
+        const CLAIM: u32 = i32::MAX as u32;
+        // Metadata v1 with no broker, controller 0 and one topic "t" whose partitions claim.
+        let nested = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, b't', 0];
+        let cases: Vec<(&str, Parsed<()>)> = vec![
+            (
+                "Metadata v1 brokers",
+                decode::<MetadataResponse>(1, claiming(&[], CLAIM, false)).map(drop),
+            ),
+            (
+                "Metadata v1 partitions",
+                decode::<MetadataResponse>(1, claiming(&nested, CLAIM, false)).map(drop),
+            ),
+            (
+                "Metadata v12 brokers",
+                decode::<MetadataResponse>(12, claiming(&[0; 4], CLAIM, true)).map(drop),
+            ),
+            (
+                "ListOffsets v1 topics",
+                decode::<ListOffsetsResponse>(1, claiming(&[], CLAIM, false)).map(drop),
+            ),
+            (
+                "ListOffsets v10 topics",
+                decode::<ListOffsetsResponse>(10, claiming(&[0; 4], CLAIM, true)).map(drop),
+            ),
+            (
+                "ApiVersions v0 api keys",
+                parse_api_versions(0, claiming(&[0; 2], CLAIM, false)).map(drop),
+            ),
+            (
+                "ApiVersions v4 api keys",
+                parse_api_versions(4, claiming(&[0; 2], CLAIM, true)).map(drop),
+            ),
+            (
+                "SaslHandshake v1 mechanisms",
+                decode::<SaslHandshakeResponse>(1, claiming(&[0; 2], CLAIM, false)).map(drop),
+            ),
+        ];
+        for (what, parsed) in cases {
+            let err = parsed.expect_err(what).to_string();
+            assert!(
+                err.contains("Array length 2147483647 exceeds the 8 bytes remaining"),
+                "{what}: {err}"
+            );
+        }
     }
 
     #[test]
