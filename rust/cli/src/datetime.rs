@@ -70,8 +70,12 @@ pub fn parse_duration(text: &str) -> Result<i64, String> {
     if upper.contains('-') {
         return Err(bad("is negative"));
     }
+    let unsigned = upper.strip_prefix('+').unwrap_or(&upper);
+    if !unsigned.starts_with('P') {
+        return Err(bad("does not start with P"));
+    }
     let span = SPANS
-        .parse_span(upper.strip_prefix('+').unwrap_or(&upper))
+        .parse_span(unsigned)
         .map_err(|err| bad(&format!("is not a duration ({err})")))?;
     if span.get_years() != 0 || span.get_months() != 0 || span.get_weeks() != 0 {
         return Err(bad("has a date part other than days"));
@@ -182,8 +186,8 @@ mod tests {
     #[test]
     fn bad_durations_are_refused_with_the_value_named() {
         for (text, needle) in [
-            ("", "is not a duration"),
-            ("30m", "is not a duration"),
+            ("", "does not start with P"),
+            ("30m", "does not start with P"),
             ("P", "is not a duration"),
             ("PT", "is not a duration"),
             ("-PT1H", "negative"),
@@ -199,7 +203,7 @@ mod tests {
             ("PT1.5H", "fraction on a unit other than seconds"),
             ("PT1H0.5M", "fraction on a unit other than seconds"),
             ("PT.5S", "is not a duration"),
-            ("1 hour", "is not a duration"),
+            ("1 hour", "does not start with P"),
             ("P99999999999999999D", "is not a duration"),
             ("PT9223372036854775807S", "is not a duration"),
         ] {
