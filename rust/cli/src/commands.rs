@@ -11,6 +11,8 @@ use offsetkeeper::{
     CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition,
     ZkConfig,
 };
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::args::{
     merge_topic_specs, Cli, Command, Connection, DeleteArgs, DescribeArgs, ExportArgs, ImportArgs,
@@ -21,7 +23,7 @@ use crate::files::{
     OffsetFormat,
 };
 use crate::migrate::ConsumerGroups;
-use crate::output::{json_string, Json, Rows};
+use crate::output::{Objects, Rows};
 
 /// `--timeout` when not given: ZooKeeper's request timeout.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(10_000);
@@ -154,6 +156,20 @@ impl Context {
     }
 }
 
+/// `describe --format json`.
+#[derive(Serialize)]
+struct Describe<'a> {
+    group: &'a str,
+    partitions: Objects<'a>,
+}
+
+/// `list-groups --format json`.
+#[derive(Serialize)]
+struct GroupList<'a> {
+    base_path: &'a str,
+    groups: Objects<'a>,
+}
+
 fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
     let group = cx.group("describe")?;
     let keeper = cx.with_kafka("describe")?;
@@ -177,7 +193,7 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
     for s in &surveyed {
         rows.push(vec![
             s.partition.topic.as_str().into(),
-            Json::Number(s.partition.partition.into()),
+            Value::from(s.partition.partition),
             offset_of(&s.stored).into(),
             s.range.map(|r| r.earliest).into(),
             s.range.map(|r| r.latest).into(),
@@ -190,12 +206,7 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
             },
         ]);
     }
-    emit(&rows.render(args.format, |array| {
-        format!(
-            "{{\"group\":{},\"partitions\":{array}}}",
-            json_string(group)
-        )
-    }));
+    emit(&rows.render(args.format, |partitions| Describe { group, partitions }));
     Ok(())
 }
 
@@ -205,14 +216,12 @@ fn list_groups(cx: &Context, args: ListGroupsArgs) -> Outcome {
     for summary in keeper.groups()? {
         rows.push(vec![
             summary.group.as_str().into(),
-            Json::Number(i64::try_from(summary.topics).unwrap_or(i64::MAX)),
+            Value::from(summary.topics),
         ]);
     }
-    emit(&rows.render(args.format, |array| {
-        format!(
-            "{{\"base_path\":{},\"groups\":{array}}}",
-            json_string(cx.base_path())
-        )
+    emit(&rows.render(args.format, |groups| GroupList {
+        base_path: cx.base_path(),
+        groups,
     }));
     Ok(())
 }
@@ -418,12 +427,12 @@ fn plan_table(planned: &[Planned]) -> Rows {
     for p in planned {
         rows.push(vec![
             p.partition.topic.as_str().into(),
-            Json::Number(p.partition.partition.into()),
+            Value::from(p.partition.partition),
             stored_cell(&p.stored),
-            Json::Number(p.new_offset),
+            Value::from(p.new_offset),
             p.delta().into(),
-            Json::Number(p.range.earliest),
-            Json::Number(p.range.latest),
+            Value::from(p.range.earliest),
+            Value::from(p.range.latest),
             p.note.to_string().as_str().into(),
         ]);
     }
@@ -490,9 +499,9 @@ fn import(cx: &Context, args: ImportArgs) -> Outcome {
             .unwrap_or(Stored::Missing);
         rows.push(vec![
             entry.partition.topic.as_str().into(),
-            Json::Number(entry.partition.partition.into()),
+            Value::from(entry.partition.partition),
             stored_cell(&stored),
-            Json::Number(entry.offset),
+            Value::from(entry.offset),
             delta(&stored, entry.offset).into(),
         ]);
     }
@@ -582,7 +591,7 @@ fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
     for (tp, value) in &chosen {
         rows.push(vec![
             tp.topic.as_str().into(),
-            Json::Number(tp.partition.into()),
+            Value::from(tp.partition),
             stored_cell(value),
         ]);
     }
@@ -679,9 +688,9 @@ fn migrate_to_kafka(
         let now = current.get(tp).copied().flatten();
         rows.push(vec![
             tp.topic.as_str().into(),
-            Json::Number(tp.partition.into()),
+            Value::from(tp.partition),
             now.into(),
-            Json::Number(*offset),
+            Value::from(*offset),
             now.map(|n| offset - n).into(),
             status.name().into(),
         ]);
@@ -750,9 +759,9 @@ fn migrate_from_kafka(
         let stored = current.get(tp).cloned().unwrap_or(Stored::Missing);
         rows.push(vec![
             tp.topic.as_str().into(),
-            Json::Number(tp.partition.into()),
+            Value::from(tp.partition),
             stored_cell(&stored),
-            Json::Number(*offset),
+            Value::from(*offset),
             delta(&stored, *offset).into(),
         ]);
     }
@@ -906,10 +915,10 @@ fn offset_of(stored: &Stored) -> Option<i64> {
 }
 
 /// A stored value in a plan: the offset, `-` when none, `corrupt` when not an offset.
-fn stored_cell(stored: &Stored) -> Json {
+fn stored_cell(stored: &Stored) -> Value {
     match stored {
-        Stored::Offset(offset) => Json::Number(*offset),
-        Stored::Missing => Json::Null,
+        Stored::Offset(offset) => Value::from(*offset),
+        Stored::Missing => Value::Null,
         Stored::Corrupt(_) => "corrupt".into(),
     }
 }

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
+use jiff::tz::{offset, TimeZone};
+use jiff::Timestamp;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use support::{cluster, offset_path, unique, Cluster, Kafka, Zk};
 
@@ -150,9 +151,7 @@ fn now_ms() -> i64 {
 }
 
 fn iso_utc(ms: i64) -> String {
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .expect("timestamp")
-        .to_rfc3339_opts(SecondsFormat::Millis, true)
+    format!("{:.3}", Timestamp::from_millisecond(ms).expect("timestamp"))
 }
 
 /// A loopback port nothing listens on.
@@ -497,18 +496,19 @@ fn reset_to_datetime_finds_records_by_their_timestamps() {
     ok(reset_to(&iso_utc(base + 3 * minute + 30_000), &[]));
     assert_eq!(stored(&zk, &group, t, 2), some(&["4", "0"]));
     // With a zone offset.
-    let plus_two = DateTime::<Utc>::from_timestamp_millis(base + 6 * minute)
+    let plus_two = Timestamp::from_millisecond(base + 6 * minute)
         .expect("timestamp")
-        .with_timezone(&FixedOffset::east_opt(2 * 3600).expect("offset"))
-        .to_rfc3339_opts(SecondsFormat::Secs, false);
+        .to_zoned_datetime(TimeZone::fixed(offset(2)))
+        .strftime("%Y-%m-%dT%H:%M:%S%:z")
+        .to_string();
     assert!(plus_two.ends_with("+02:00"), "{plus_two}");
     ok(reset_to(&plus_two, &[]));
     assert_eq!(stored(&zk, &group, t, 2), some(&["6", "1"]));
     // Without a zone: the local time of the machine (TZ).
-    let local = DateTime::<Utc>::from_timestamp_millis(base + 7 * minute)
+    let local = Timestamp::from_millisecond(base + 7 * minute)
         .expect("timestamp")
-        .with_timezone(&FixedOffset::east_opt(-3 * 3600).expect("offset"))
-        .format("%Y-%m-%dT%H:%M:%S")
+        .to_zoned_datetime(TimeZone::fixed(offset(-3)))
+        .strftime("%Y-%m-%dT%H:%M:%S")
         .to_string();
     ok(reset_to(&local, &[("TZ", "Etc/GMT+3")]));
     assert_eq!(stored(&zk, &group, t, 2), some(&["7", "2"]));

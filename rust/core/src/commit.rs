@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
-use crate::fast_hash::FastMap;
 use crate::keeper::{check_commit, CommitSummary, OffsetKeeper};
 use crate::runtime::runtime;
 use crate::validate::Stored;
@@ -35,6 +34,7 @@ use crate::zookeeper::layout::{
 };
 use crate::zookeeper::{chunks_beside, Applied, Node, WriteOp};
 use crate::TopicPartition;
+use rustc_hash::FxHashMap;
 
 /// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
 const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outage tolerance (the newest offsets are still pending; the next commit tries them again): none went through";
@@ -42,7 +42,7 @@ const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outa
 /// What a keeper knows of each group's offset znodes.
 #[derive(Debug, Default)]
 pub(crate) struct Trackers {
-    groups: FastMap<String, Tracker>,
+    groups: FxHashMap<String, Tracker>,
 }
 
 impl Trackers {
@@ -59,17 +59,17 @@ impl Trackers {
 /// built for a partition a commit leaves unchanged).
 #[derive(Debug, Default)]
 pub(crate) struct Tracker {
-    nodes: FastMap<TopicPartition, Seen>,
+    nodes: FxHashMap<TopicPartition, Seen>,
     /// Persistent folders known to exist.
     dirs: HashSet<String>,
     /// Offsets of commits deferred because ZooKeeper could not be reached, not stored yet.
-    deferred: FastMap<TopicPartition, i64>,
+    deferred: FxHashMap<TopicPartition, i64>,
     /// Commits of the group failing for want of ZooKeeper, since the last one that went through.
     outage: Option<Outage>,
     /// When a commit of the group last went through.
     last_success: Option<Instant>,
     /// The identity of the topics this keeper loaded, by topic.
-    topics: FastMap<String, TopicSeen>,
+    topics: FxHashMap<String, TopicSeen>,
 }
 
 /// What a keeper knows of a topic's identity in one group.
@@ -887,7 +887,7 @@ impl OffsetKeeper {
                                     WriteOp::SetData { data, .. },
                                 ) = (tracker.topics.get_mut(topic), applied, op)
                                 {
-                                    seen.node = Some(Some((version, parse_topic_identity(data))));
+                                    seen.node = Some(Some((version, parse_topic_identity(&data))));
                                     seen.old.clear();
                                 }
                             }

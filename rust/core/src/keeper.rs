@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use crate::commit::Trackers;
 use crate::error::{Error, Result};
-use crate::fast_hash::FastMap;
 use crate::kafka::{Brokers, KafkaSettings};
 use crate::names::{check_name, check_partition};
 use crate::ownership::Owners;
@@ -19,6 +18,7 @@ use crate::validate::{
 use crate::zookeeper::layout::{parse_topic_identity, GroupLayout};
 use crate::zookeeper::{WriteOp, ZkConfig, ZkStore};
 use crate::TopicPartition;
+use rustc_hash::FxHashMap;
 
 /// How long closing a keeper waits for ZooKeeper to delete its ownership nodes, at most.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -827,7 +827,7 @@ fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
 /// `migrate` to a Kafka consumer group).
 pub fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
     check_name("group", group)?;
-    let mut seen: FastMap<&TopicPartition, i64> = FastMap::default();
+    let mut seen: FxHashMap<&TopicPartition, i64> = FxHashMap::default();
     seen.reserve(offsets.len());
     let mut checked_topic: Option<&str> = None;
     for (tp, offset) in offsets {

@@ -6,7 +6,6 @@
 mod admin;
 mod commit;
 pub mod error;
-pub mod fast_hash;
 pub mod kafka;
 mod keeper;
 pub mod names;

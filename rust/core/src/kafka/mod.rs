@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::fast_hash::{FastMap, FastSet};
 use crate::validate::PartitionRange;
 use crate::TopicPartition;
 use connection::{CallError, Connection};
@@ -31,6 +30,7 @@ use protocol::{
     Metadata, API_LIST_OFFSETS, API_METADATA, EARLIEST, LATEST, LIST_OFFSETS_VERSIONS,
     METADATA_VERSIONS,
 };
+use rustc_hash::{FxHashMap, FxHashSet};
 use security::KafkaSecurity;
 
 /// Connections per broker: the earliest and the latest side of a load are asked at once, and
@@ -73,7 +73,7 @@ pub struct Brokers {
 #[derive(Default)]
 struct ClusterView {
     addresses: HashMap<i32, String>,
-    leaders: FastMap<TopicPartition, i32>,
+    leaders: FxHashMap<TopicPartition, i32>,
     /// The broker that answered the last Metadata request: asked first next time.
     metadata_broker: Option<String>,
 }
@@ -333,9 +333,9 @@ impl Brokers {
     pub async fn ranges(
         &self,
         partitions: &[TopicPartition],
-    ) -> Result<FastMap<TopicPartition, PartitionRange>> {
+    ) -> Result<FxHashMap<TopicPartition, PartitionRange>> {
         if partitions.is_empty() {
-            return Ok(FastMap::default());
+            return Ok(FxHashMap::default());
         }
         let attempt = Attempt::new(self.timeout);
         let (earliest, mut latest) = self
@@ -395,9 +395,9 @@ impl Brokers {
         partitions: &[TopicPartition],
         timestamp: i64,
         lane: usize,
-    ) -> Result<FastMap<TopicPartition, i64>> {
+    ) -> Result<FxHashMap<TopicPartition, i64>> {
         const OPERATION: &str = "list offsets";
-        let mut answers = FastMap::default();
+        let mut answers = FxHashMap::default();
         answers.reserve(partitions.len());
         let mut pending: Vec<&TopicPartition> = partitions.iter().collect();
         loop {
@@ -461,7 +461,7 @@ impl Brokers {
                         continue;
                     }
                 };
-                let asked: FastSet<&TopicPartition> = tps.iter().copied().collect();
+                let asked: FxHashSet<&TopicPartition> = tps.iter().copied().collect();
                 let before = answers.len();
                 for entry in listed {
                     let tp = TopicPartition::new(entry.topic, entry.partition);
