@@ -5,10 +5,12 @@
 
 mod admin;
 mod commit;
+pub mod config;
 pub mod error;
 pub mod fast_hash;
 pub mod kafka;
 mod keeper;
+mod lag;
 pub mod names;
 mod ownership;
 mod pem;
@@ -27,6 +29,7 @@ pub use keeper::{
     check_commit, decide, CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, Ownership,
     PartitionReport, DEFAULT_COMMIT_OUTAGE_TOLERANCE,
 };
+pub use lag::lag;
 pub use validate::{
     validate, Action, Decision, OnAboveRange, OnBelowRange, OnMissing, PartitionRange, Policy,
     Refusal, Stored,
