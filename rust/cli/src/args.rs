@@ -53,7 +53,7 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "HOST:PORT[,...]")]
     pub bootstrap_servers: Option<String>,
 
-    /// Java properties file of Kafka client settings (security.protocol, sasl.*, ssl.*, ...)
+    /// Java properties file: Kafka client settings (security.protocol, sasl.*, ssl.*, ...), zookeeper.* and offsetkeeper.* keys, as a job's keeper reads them
     #[arg(long, global = true, value_name = "FILE")]
     pub command_config: Option<PathBuf>,
 
@@ -61,9 +61,9 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "GROUP")]
     pub group: Option<String>,
 
-    /// ZooKeeper folder holding the groups
-    #[arg(long, global = true, value_name = "PATH", default_value = "/consumers")]
-    pub base_path: String,
+    /// ZooKeeper folder holding the groups [default: /consumers, or offsetkeeper.base.path in --command-config]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub base_path: Option<String>,
 
     /// Bound on each ZooKeeper request (default 10000) and, when given, the deadline of each
     /// Kafka operation (else default.api.timeout.ms of --command-config, else 60000), in
@@ -475,7 +475,7 @@ mod tests {
         for cli in [before, after] {
             assert_eq!(cli.connection.zookeeper.as_deref(), Some("z:1"));
             assert_eq!(cli.connection.group.as_deref(), Some("g"));
-            assert_eq!(cli.connection.base_path, "/consumers");
+            assert_eq!(cli.connection.base_path, None);
             assert_eq!(cli.connection.timeout, None);
         }
     }

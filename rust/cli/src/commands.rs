@@ -6,9 +6,10 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use offsetkeeper::config::ZOOKEEPER_CONNECT;
 use offsetkeeper::names::{check_base_path, check_name};
 use offsetkeeper::{
-    CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition,
+    lag, CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition,
     ZkConfig,
 };
 use serde::Serialize;
@@ -25,9 +26,7 @@ use crate::files::{
 use crate::migrate::ConsumerGroups;
 use crate::output::{Objects, Rows};
 
-/// `--timeout` when not given: ZooKeeper's request timeout.
-const DEFAULT_TIMEOUT: Duration = Duration::from_millis(10_000);
-use crate::plan::{delta, lag, plan, Planned, Status, Target};
+use crate::plan::{delta, plan, Planned, Status, Target};
 use crate::{emit, reason, Failure};
 
 type Outcome = Result<(), Failure>;
@@ -51,61 +50,59 @@ pub fn run(cli: Cli) -> Outcome {
 /// The shared options, checked, with the command config merged in.
 struct Context {
     zookeeper: ZkConfig,
-    kafka_params: Vec<(String, String)>,
+    /// `--command-config`'s pairs, then the flags' (which win): what
+    /// `KeeperConfig::from_properties` reads.
+    properties: Vec<(String, String)>,
     group: Option<String>,
     /// ZooKeeper's request timeout, and the migrate consumer's.
     timeout: Duration,
-    /// `--timeout` when given: then also the Kafka deadline.
-    kafka_timeout: Option<Duration>,
 }
 
 impl Context {
     fn new(connection: &Connection) -> Result<Context, Failure> {
-        let mut zookeeper = connection.zookeeper.clone();
-        let mut kafka_params = Vec::new();
-        let mut zookeeper_properties = Vec::new();
+        let mut properties = Vec::new();
         if let Some(path) = &connection.command_config {
             let text = read_file(path, "--command-config")?;
-            let properties = parse_properties(&text)
+            properties = parse_properties(&text)
                 .map_err(|why| Failure::usage(format!("{}: {why}", path.display())))?;
-            for (key, value) in properties {
-                if key == "zookeeper.connect" {
-                    zookeeper.get_or_insert(value);
-                } else if key.starts_with("zookeeper.") {
-                    zookeeper_properties.push((key, value));
-                } else {
-                    kafka_params.push((key, value));
-                }
+        }
+        let flags = [
+            (ZOOKEEPER_CONNECT, connection.zookeeper.clone()),
+            ("bootstrap.servers", connection.bootstrap_servers.clone()),
+            ("offsetkeeper.base.path", connection.base_path.clone()),
+            (
+                "offsetkeeper.zookeeper.timeout.ms",
+                connection.timeout.map(|ms| ms.to_string()),
+            ),
+            (
+                "offsetkeeper.kafka.timeout.ms",
+                connection.timeout.map(|ms| ms.to_string()),
+            ),
+        ];
+        for (key, value) in flags {
+            if let Some(value) = value {
+                properties.push((key.to_string(), value));
             }
         }
-        // The zookeeper.* settings, checked before the connect string is looked for.
-        let mut settings = ZkConfig::new(String::new());
-        settings
-            .apply_properties(zookeeper_properties)
-            .map_err(|err| Failure::usage(reason(err)))?;
-        if let Some(bootstrap) = &connection.bootstrap_servers {
-            kafka_params.retain(|(key, _)| key != "bootstrap.servers");
-            kafka_params.push(("bootstrap.servers".into(), bootstrap.clone()));
-        }
-        let connect = zookeeper.filter(|z| !z.trim().is_empty()).ok_or_else(|| {
-            Failure::usage(
+        let connect_given = properties
+            .iter()
+            .any(|(key, value)| key == ZOOKEEPER_CONNECT && !value.trim().is_empty());
+        if !connect_given {
+            return Err(Failure::usage(
                 "--zookeeper is required: host:port[,host:port...][/chroot] (or zookeeper.connect in --command-config)",
-            )
-        })?;
-        check_base_path(&connection.base_path).map_err(|err| Failure::usage(reason(err)))?;
-        let kafka_timeout = connection.timeout.map(Duration::from_millis);
-        let timeout = kafka_timeout.unwrap_or(DEFAULT_TIMEOUT);
-        let mut zookeeper = ZkConfig::new(connect);
-        zookeeper.base_path = connection.base_path.clone();
-        zookeeper.request_timeout = timeout;
-        zookeeper.security = settings.security;
-        zookeeper.server_version = settings.server_version;
+            ));
+        }
+        if let Some(path) = &connection.base_path {
+            check_base_path(path).map_err(|err| Failure::usage(reason(err)))?;
+        }
+        let zookeeper =
+            KeeperConfig::zookeeper_from_properties(properties.iter().map(|(k, v)| (k, v)))
+                .map_err(|err| Failure::usage(reason(err)))?;
         Ok(Context {
+            timeout: zookeeper.request_timeout,
             zookeeper,
-            kafka_params,
+            properties,
             group: connection.group.clone(),
-            timeout,
-            kafka_timeout,
         })
     }
 
@@ -128,8 +125,7 @@ impl Context {
     }
 
     fn with_kafka(&self, command: &str) -> Result<OffsetKeeper, Failure> {
-        let mut config = KeeperConfig::new(self.zookeeper.clone(), self.kafka_settings(command)?);
-        config.kafka_timeout = self.kafka_timeout;
+        let mut config = self.config(command)?;
         // An operator's tool: it never takes a running job's partitions.
         config.ownership.enabled = false;
         // An operator must see a commit that did not go through fail, never deferred.
@@ -137,10 +133,11 @@ impl Context {
         Ok(OffsetKeeper::open(config)?)
     }
 
-    /// The Kafka settings of the command line and the command config; the brokers are required.
-    fn kafka_settings(&self, command: &str) -> Result<KafkaSettings, Failure> {
+    /// The configuration of the command line and the command config, as a job's keeper reads
+    /// the same pairs; the brokers are required.
+    fn config(&self, command: &str) -> Result<KeeperConfig, Failure> {
         let has_bootstrap = self
-            .kafka_params
+            .properties
             .iter()
             .any(|(key, value)| key == "bootstrap.servers" && !value.trim().is_empty());
         if !has_bootstrap {
@@ -148,11 +145,13 @@ impl Context {
                 "{command} needs the Kafka brokers: give --bootstrap-servers (or bootstrap.servers in --command-config)"
             )));
         }
-        Ok(KafkaSettings::from_params(
-            self.kafka_params
-                .iter()
-                .map(|(key, value)| (key.as_str(), value.as_str())),
-        )?)
+        let config = KeeperConfig::from_properties(self.properties.iter().map(|(k, v)| (k, v)))?;
+        log::debug!("configuration: {config:?}");
+        Ok(config)
+    }
+
+    fn kafka_settings(&self, command: &str) -> Result<KafkaSettings, Failure> {
+        Ok(self.config(command)?.kafka)
     }
 }
 

@@ -1,5 +1,6 @@
-//! The pure parts of `describe` and `reset`: a partition's status and lag, and the offset a
-//! reset moves each partition to, clamped into the partition's range as Kafka's tool does.
+//! The pure parts of `describe` and `reset`: a partition's status (its lag is the engine's
+//! `offsetkeeper::lag`), and the offset a reset moves each partition to, clamped into the
+//! partition's range as Kafka's tool does.
 
 use std::fmt;
 
@@ -39,15 +40,6 @@ impl Status {
             Status::Corrupt => "corrupt",
             Status::PartitionGone => "partition gone",
         }
-    }
-}
-
-/// Records between the stored offset and the log end, as `kafka-consumer-groups` computes it
-/// (log end minus current; negative above range). `None` without both.
-pub fn lag(stored: &Stored, range: Option<PartitionRange>) -> Option<i64> {
-    match (stored, range) {
-        (Stored::Offset(offset), Some(range)) => Some(range.latest - offset),
-        _ => None,
     }
 }
 
@@ -176,7 +168,7 @@ fn clamp(offset: i64, range: PartitionRange) -> (i64, Note) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use offsetkeeper::{Action, OnAboveRange, OnBelowRange, OnMissing};
+    use offsetkeeper::{lag, Action, OnAboveRange, OnBelowRange, OnMissing};
 
     const RANGE: PartitionRange = PartitionRange {
         earliest: 100,

@@ -1337,6 +1337,41 @@ fn unreachable_servers_fail_within_the_timeout_naming_the_server() {
     );
 }
 
+/// The keeper's own keys in `--command-config` are read as a job's keeper reads them
+/// (`KeeperConfig::from_properties`): the policy of `reset --to-valid` comes from the file, a
+/// flag wins over it, and an unknown `offsetkeeper.*` key is refused naming the allowed ones.
+#[test]
+fn command_config_offsetkeeper_keys_set_the_policy() {
+    let cluster = cluster();
+    let kafka = Kafka::new(&cluster);
+    let group = unique("okcfg");
+    let topic = topic_with(&kafka, "okcfg", 1, 4);
+    let config = temp_file(
+        "policy.properties",
+        "offsetkeeper.on.missing=latest\noffsetkeeper.zookeeper.timeout.ms=5000\n",
+    );
+    let valid = ["reset", "--topic", &topic, "--to-valid", "--export"];
+    let out = ok(with_config(Some(&cluster), &config, &group, &valid));
+    assert_eq!(out.stdout, format!("{topic},0,4\n"), "{out:?}");
+    let mut earliest = valid.to_vec();
+    earliest.extend(["--on-missing", "earliest"]);
+    let out = ok(with_config(Some(&cluster), &config, &group, &earliest));
+    assert_eq!(out.stdout, format!("{topic},0,0\n"), "{out:?}");
+
+    let typo = temp_file("typo.properties", "offsetkeeper.on_missing=latest\n");
+    fails(
+        with_config(Some(&cluster), &typo, &group, &valid),
+        2,
+        "'offsetkeeper.on_missing' is not an offsetkeeper setting; allowed: offsetkeeper.base.path,",
+    );
+    let bad = temp_file("bad.properties", "offsetkeeper.ownership.wait.ms=-1\n");
+    fails(
+        with_config(Some(&cluster), &bad, &group, &["list-groups"]),
+        2,
+        "offsetkeeper.ownership.wait.ms '-1' is not allowed; allowed: whole milliseconds from 0 to 86400000",
+    );
+}
+
 #[test]
 fn command_config_supplies_settings_and_never_prints_secrets() {
     let cluster = cluster();

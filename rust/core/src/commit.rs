@@ -887,7 +887,7 @@ impl OffsetKeeper {
                                     WriteOp::SetData { data, .. },
                                 ) = (tracker.topics.get_mut(topic), applied, op)
                                 {
-                                    seen.node = Some(Some((version, parse_topic_identity(&data))));
+                                    seen.node = Some(Some((version, parse_topic_identity(data))));
                                     seen.old.clear();
                                 }
                             }

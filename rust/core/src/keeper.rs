@@ -117,6 +117,14 @@ pub struct Inspected {
     pub range: PartitionRange,
 }
 
+impl Inspected {
+    /// The partition's lag ([`crate::lag`]): log end minus the stored offset, `None` when
+    /// nothing usable is stored.
+    pub fn lag(&self) -> Option<i64> {
+        crate::lag::lag(&self.stored, Some(self.range))
+    }
+}
+
 /// What load found and decided for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionReport {

@@ -5,9 +5,11 @@
 
 mod admin;
 mod commit;
+pub mod config;
 pub mod error;
 pub mod kafka;
 mod keeper;
+mod lag;
 pub mod names;
 mod ownership;
 mod pem;
@@ -26,6 +28,7 @@ pub use keeper::{
     check_commit, decide, CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, Ownership,
     PartitionReport, StalePartition, DEFAULT_COMMIT_OUTAGE_TOLERANCE,
 };
+pub use lag::lag;
 pub use validate::{
     validate, validate_recreated, Action, Decision, OnAboveRange, OnBelowRange, OnMissing,
     OnRecreated, PartitionRange, Policy, Recreated, Refusal, Stored,

@@ -40,7 +40,10 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
    */
   def commit(ranges: Array[OffsetRange]): CommitResult = keeper.commit(SparkOffsets.untilOffsets(ranges))
 
-  /** Committed offset, range and lag of every partition of the topics. */
+  /**
+   * Committed offset, range and lag of every partition of the topics; the lag is the engine's,
+   * as for Java and the CLI: log end minus committed, null when nothing usable is committed.
+   */
   def lag(topics: Iterable[String]): Seq[PartitionLag] = {
     val lags = keeper.lag(javaTopics(topics))
     List.tabulate(lags.size)(lags.get)
