@@ -137,6 +137,7 @@ set -a
 set +a
 unset OFFSETKEEPER_CLUSTER_ENV OFFSETKEEPER_SECURE_ENV
 export OFFSETKEEPER_ZK_VERSION=$ZK_VERSION # server_version.rs checks what srvr tells
+export OFFSETKEEPER_KAFKA_VERSION=$KAFKA_VERSION # and which versions the broker is asked in
 
 # refused ARGS...: the CLI must exit 1.. with one stderr line matching $REFUSAL.
 refused() {

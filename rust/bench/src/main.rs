@@ -156,13 +156,13 @@ async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<u
         .metadata
         .version("Metadata", API_METADATA, METADATA_VERSIONS)
         .map_err(|e| e.to_string())?;
-    let body = protocol::metadata_request(version, Some(topics)).buf;
+    let request = protocol::metadata_request(version, Some(topics));
     let answer = kafka
         .metadata
-        .call(API_METADATA, version, &body)
+        .call(version, &request)
         .await
         .map_err(|e| format!("metadata: {e}"))?;
-    let metadata = protocol::parse_metadata(version, &answer).map_err(|e| e.to_string())?;
+    let metadata = protocol::parse_metadata(answer);
     let addresses: HashMap<i32, String> = metadata
         .brokers
         .iter()
@@ -236,12 +236,12 @@ async fn list(
     let version = connection
         .version("ListOffsets", API_LIST_OFFSETS, LIST_OFFSETS_VERSIONS)
         .map_err(|e| e.to_string())?;
-    let body = protocol::list_offsets_request(version, false, topics, timestamp).buf;
+    let request = protocol::list_offsets_request(version, false, topics, timestamp, 30_000);
     let answer = connection
-        .call(API_LIST_OFFSETS, version, &body)
+        .call(version, &request)
         .await
         .map_err(|e| format!("list offsets: {e}"))?;
-    let listed = protocol::parse_list_offsets(version, &answer).map_err(|e| e.to_string())?;
+    let listed = protocol::parse_list_offsets(answer);
     Ok(listed.iter().filter(|l| l.error == 0).count())
 }
 

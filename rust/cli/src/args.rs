@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use offsetkeeper::names::{check_name, check_partition};
-use offsetkeeper::{OnAboveRange, OnBelowRange, OnMissing};
+use offsetkeeper::{OnAboveRange, OnBelowRange, OnMissing, OnRecreated};
 
 use crate::datetime::{parse_datetime, parse_duration};
 use crate::files::OffsetFormat;
@@ -53,7 +53,7 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "HOST:PORT[,...]")]
     pub bootstrap_servers: Option<String>,
 
-    /// Java properties file of Kafka client settings (security.protocol, sasl.*, ssl.*, ...)
+    /// Java properties file: Kafka client settings (security.protocol, sasl.*, ssl.*, ...), zookeeper.* and offsetkeeper.* keys, as a job's keeper reads them
     #[arg(long, global = true, value_name = "FILE")]
     pub command_config: Option<PathBuf>,
 
@@ -61,9 +61,9 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "GROUP")]
     pub group: Option<String>,
 
-    /// ZooKeeper folder holding the groups
-    #[arg(long, global = true, value_name = "PATH", default_value = "/consumers")]
-    pub base_path: String,
+    /// ZooKeeper folder holding the groups [default: /consumers, or offsetkeeper.base.path in --command-config]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub base_path: Option<String>,
 
     /// Bound on each ZooKeeper request (default 10000) and, when given, the deadline of each
     /// Kafka operation (else default.api.timeout.ms of --command-config, else 60000), in
@@ -113,10 +113,15 @@ Example:
   offsetkeeper --zookeeper zk:2181 --group my-job import --from-file my-job.offsets --execute")]
     Import(ImportArgs),
 
-    /// Remove the stored offsets of whole topics (a dry run unless --execute)
+    /// Remove stored offsets: of whole topics, of some partitions, or of partitions that no longer exist (a dry run unless --execute)
     #[command(after_help = "\
-Example:
-  offsetkeeper --zookeeper zk:2181 --group my-job delete --topic old-orders --execute")]
+Refused while the group is active (a running job registered under <base>/<group>/ids).
+--stale asks the brokers (--bootstrap-servers) which partitions exist.
+
+Examples:
+  offsetkeeper --zookeeper zk:2181 --group my-job delete --topic old-orders --execute
+  offsetkeeper --zookeeper zk:2181 --group my-job delete --topic orders --partition 3 --partition 4 --execute
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job delete --stale --execute")]
     Delete(DeleteArgs),
 
     /// Copy offsets between ZooKeeper and Kafka's own group offsets (a dry run unless --execute)
@@ -277,6 +282,11 @@ pub struct ResetArgs {
           value_parser = |v: &str| OnAboveRange::parse(v).map_err(reason))]
     pub on_above_range: Option<OnAboveRange>,
 
+    /// With --to-valid: where the stored offsets of a topic re-created since they were stored go (its topic ID changed; Kafka 2.8+)
+    #[arg(long, help_heading = "Policies (with --to-valid)", value_name = "earliest|latest|fail", conflicts_with_all = OTHER_MODES,
+          value_parser = |v: &str| OnRecreated::parse(v).map_err(reason))]
+    pub on_recreated: Option<OnRecreated>,
+
     /// Write the plan (one atomic ZooKeeper multi)
     #[arg(long, help_heading = "Run")]
     pub execute: bool,
@@ -324,11 +334,21 @@ pub struct ImportArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).args(["topic", "stale"]).multiple(true)))]
 pub struct DeleteArgs {
-    /// A topic whose stored offsets go; repeat for more
-    #[arg(long, value_name = "TOPIC", required = true,
+    /// A topic whose stored offsets go; repeat for more (with --stale: the topics to look at, default every stored topic)
+    #[arg(long, value_name = "TOPIC",
           value_parser = |v: &str| check_name("topic", v).map(|_| v.to_string()).map_err(reason))]
     pub topic: Vec<String>,
+
+    /// Only this partition of the one --topic; repeat for more (the topic folder stays)
+    #[arg(long, value_name = "N", requires = "topic", conflicts_with = "stale",
+          value_parser = clap::value_parser!(i32).range(0..))]
+    pub partition: Vec<i32>,
+
+    /// Only the offsets stored for partitions that no longer exist on the brokers (a topic re-created with fewer partitions)
+    #[arg(long)]
+    pub stale: bool,
 
     /// Delete (one atomic ZooKeeper multi)
     #[arg(long)]
@@ -455,7 +475,7 @@ mod tests {
         for cli in [before, after] {
             assert_eq!(cli.connection.zookeeper.as_deref(), Some("z:1"));
             assert_eq!(cli.connection.group.as_deref(), Some("g"));
-            assert_eq!(cli.connection.base_path, "/consumers");
+            assert_eq!(cli.connection.base_path, None);
             assert_eq!(cli.connection.timeout, None);
         }
     }

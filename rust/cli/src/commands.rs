@@ -6,11 +6,14 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use offsetkeeper::config::ZOOKEEPER_CONNECT;
 use offsetkeeper::names::{check_base_path, check_name};
 use offsetkeeper::{
-    CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition,
+    lag, CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition,
     ZkConfig,
 };
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::args::{
     merge_topic_specs, Cli, Command, Connection, DeleteArgs, DescribeArgs, ExportArgs, ImportArgs,
@@ -21,11 +24,9 @@ use crate::files::{
     OffsetFormat,
 };
 use crate::migrate::ConsumerGroups;
-use crate::output::{json_string, Json, Rows};
+use crate::output::{Objects, Rows};
 
-/// `--timeout` when not given: ZooKeeper's request timeout.
-const DEFAULT_TIMEOUT: Duration = Duration::from_millis(10_000);
-use crate::plan::{delta, lag, plan, Planned, Status, Target};
+use crate::plan::{delta, plan, Planned, Status, Target};
 use crate::{emit, reason, Failure};
 
 type Outcome = Result<(), Failure>;
@@ -49,61 +50,59 @@ pub fn run(cli: Cli) -> Outcome {
 /// The shared options, checked, with the command config merged in.
 struct Context {
     zookeeper: ZkConfig,
-    kafka_params: Vec<(String, String)>,
+    /// `--command-config`'s pairs, then the flags' (which win): what
+    /// `KeeperConfig::from_properties` reads.
+    properties: Vec<(String, String)>,
     group: Option<String>,
     /// ZooKeeper's request timeout, and the migrate consumer's.
     timeout: Duration,
-    /// `--timeout` when given: then also the Kafka deadline.
-    kafka_timeout: Option<Duration>,
 }
 
 impl Context {
     fn new(connection: &Connection) -> Result<Context, Failure> {
-        let mut zookeeper = connection.zookeeper.clone();
-        let mut kafka_params = Vec::new();
-        let mut zookeeper_properties = Vec::new();
+        let mut properties = Vec::new();
         if let Some(path) = &connection.command_config {
             let text = read_file(path, "--command-config")?;
-            let properties = parse_properties(&text)
+            properties = parse_properties(&text)
                 .map_err(|why| Failure::usage(format!("{}: {why}", path.display())))?;
-            for (key, value) in properties {
-                if key == "zookeeper.connect" {
-                    zookeeper.get_or_insert(value);
-                } else if key.starts_with("zookeeper.") {
-                    zookeeper_properties.push((key, value));
-                } else {
-                    kafka_params.push((key, value));
-                }
+        }
+        let flags = [
+            (ZOOKEEPER_CONNECT, connection.zookeeper.clone()),
+            ("bootstrap.servers", connection.bootstrap_servers.clone()),
+            ("offsetkeeper.base.path", connection.base_path.clone()),
+            (
+                "offsetkeeper.zookeeper.timeout.ms",
+                connection.timeout.map(|ms| ms.to_string()),
+            ),
+            (
+                "offsetkeeper.kafka.timeout.ms",
+                connection.timeout.map(|ms| ms.to_string()),
+            ),
+        ];
+        for (key, value) in flags {
+            if let Some(value) = value {
+                properties.push((key.to_string(), value));
             }
         }
-        // The zookeeper.* settings, checked before the connect string is looked for.
-        let mut settings = ZkConfig::new(String::new());
-        settings
-            .apply_properties(zookeeper_properties)
-            .map_err(|err| Failure::usage(reason(err)))?;
-        if let Some(bootstrap) = &connection.bootstrap_servers {
-            kafka_params.retain(|(key, _)| key != "bootstrap.servers");
-            kafka_params.push(("bootstrap.servers".into(), bootstrap.clone()));
-        }
-        let connect = zookeeper.filter(|z| !z.trim().is_empty()).ok_or_else(|| {
-            Failure::usage(
+        let connect_given = properties
+            .iter()
+            .any(|(key, value)| key == ZOOKEEPER_CONNECT && !value.trim().is_empty());
+        if !connect_given {
+            return Err(Failure::usage(
                 "--zookeeper is required: host:port[,host:port...][/chroot] (or zookeeper.connect in --command-config)",
-            )
-        })?;
-        check_base_path(&connection.base_path).map_err(|err| Failure::usage(reason(err)))?;
-        let kafka_timeout = connection.timeout.map(Duration::from_millis);
-        let timeout = kafka_timeout.unwrap_or(DEFAULT_TIMEOUT);
-        let mut zookeeper = ZkConfig::new(connect);
-        zookeeper.base_path = connection.base_path.clone();
-        zookeeper.request_timeout = timeout;
-        zookeeper.security = settings.security;
-        zookeeper.server_version = settings.server_version;
+            ));
+        }
+        if let Some(path) = &connection.base_path {
+            check_base_path(path).map_err(|err| Failure::usage(reason(err)))?;
+        }
+        let zookeeper =
+            KeeperConfig::zookeeper_from_properties(properties.iter().map(|(k, v)| (k, v)))
+                .map_err(|err| Failure::usage(reason(err)))?;
         Ok(Context {
+            timeout: zookeeper.request_timeout,
             zookeeper,
-            kafka_params,
+            properties,
             group: connection.group.clone(),
-            timeout,
-            kafka_timeout,
         })
     }
 
@@ -126,8 +125,7 @@ impl Context {
     }
 
     fn with_kafka(&self, command: &str) -> Result<OffsetKeeper, Failure> {
-        let mut config = KeeperConfig::new(self.zookeeper.clone(), self.kafka_settings(command)?);
-        config.kafka_timeout = self.kafka_timeout;
+        let mut config = self.config(command)?;
         // An operator's tool: it never takes a running job's partitions.
         config.ownership.enabled = false;
         // An operator must see a commit that did not go through fail, never deferred.
@@ -135,10 +133,11 @@ impl Context {
         Ok(OffsetKeeper::open(config)?)
     }
 
-    /// The Kafka settings of the command line and the command config; the brokers are required.
-    fn kafka_settings(&self, command: &str) -> Result<KafkaSettings, Failure> {
+    /// The configuration of the command line and the command config, as a job's keeper reads
+    /// the same pairs; the brokers are required.
+    fn config(&self, command: &str) -> Result<KeeperConfig, Failure> {
         let has_bootstrap = self
-            .kafka_params
+            .properties
             .iter()
             .any(|(key, value)| key == "bootstrap.servers" && !value.trim().is_empty());
         if !has_bootstrap {
@@ -146,12 +145,28 @@ impl Context {
                 "{command} needs the Kafka brokers: give --bootstrap-servers (or bootstrap.servers in --command-config)"
             )));
         }
-        Ok(KafkaSettings::from_params(
-            self.kafka_params
-                .iter()
-                .map(|(key, value)| (key.as_str(), value.as_str())),
-        )?)
+        let config = KeeperConfig::from_properties(self.properties.iter().map(|(k, v)| (k, v)))?;
+        log::debug!("configuration: {config:?}");
+        Ok(config)
     }
+
+    fn kafka_settings(&self, command: &str) -> Result<KafkaSettings, Failure> {
+        Ok(self.config(command)?.kafka)
+    }
+}
+
+/// `describe --format json`.
+#[derive(Serialize)]
+struct Describe<'a> {
+    group: &'a str,
+    partitions: Objects<'a>,
+}
+
+/// `list-groups --format json`.
+#[derive(Serialize)]
+struct GroupList<'a> {
+    base_path: &'a str,
+    groups: Objects<'a>,
 }
 
 fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
@@ -177,20 +192,20 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
     for s in &surveyed {
         rows.push(vec![
             s.partition.topic.as_str().into(),
-            Json::Number(s.partition.partition.into()),
+            Value::from(s.partition.partition),
             offset_of(&s.stored).into(),
             s.range.map(|r| r.earliest).into(),
             s.range.map(|r| r.latest).into(),
             lag(&s.stored, s.range).into(),
-            Status::of(&s.stored, s.range).name().into(),
+            match (&s.recreated, &s.stored, s.range) {
+                (Some(recreated), Stored::Offset(_) | Stored::Corrupt(_), Some(_)) => {
+                    recreated.to_string().as_str().into()
+                }
+                _ => Status::of(&s.stored, s.range).name().into(),
+            },
         ]);
     }
-    emit(&rows.render(args.format, |array| {
-        format!(
-            "{{\"group\":{},\"partitions\":{array}}}",
-            json_string(group)
-        )
-    }));
+    emit(&rows.render(args.format, |partitions| Describe { group, partitions }));
     Ok(())
 }
 
@@ -200,14 +215,12 @@ fn list_groups(cx: &Context, args: ListGroupsArgs) -> Outcome {
     for summary in keeper.groups()? {
         rows.push(vec![
             summary.group.as_str().into(),
-            Json::Number(i64::try_from(summary.topics).unwrap_or(i64::MAX)),
+            Value::from(summary.topics),
         ]);
     }
-    emit(&rows.render(args.format, |array| {
-        format!(
-            "{{\"base_path\":{},\"groups\":{array}}}",
-            json_string(cx.base_path())
-        )
+    emit(&rows.render(args.format, |groups| GroupList {
+        base_path: cx.base_path(),
+        groups,
     }));
     Ok(())
 }
@@ -236,7 +249,11 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
     // Partitions that no longer exist are not reset; asked for by name, they are an error.
     let named_explicitly = !args.all_topics && entries.is_none();
     let mut existing = Vec::new();
+    let mut recreated_topics = HashSet::new();
     for s in surveyed {
+        if s.recreated.is_some() {
+            recreated_topics.insert(s.partition.topic.clone());
+        }
         match s.range {
             Some(range) => existing.push((s.partition, s.stored, range)),
             None if named_explicitly && partitions_named(&specs, &s.partition) => {
@@ -306,6 +323,12 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
     let mut planned = Vec::with_capacity(existing.len());
     let mut refused = Vec::new();
     for ((tp, stored, range), target) in existing.iter().zip(targets) {
+        let target = match target {
+            Target::Valid(policy) if recreated_topics.contains(&tp.topic) => {
+                Target::ValidRecreated(policy)
+            }
+            other => other,
+        };
         match plan(tp, stored, *range, target) {
             Ok(p) => planned.push(p),
             Err(why) => refused.push(why),
@@ -380,6 +403,9 @@ fn uniform_target(args: &ResetArgs, keeper: &OffsetKeeper) -> Target {
         if let Some(on_above) = args.on_above_range {
             policy.on_above_range = on_above;
         }
+        if let Some(on_recreated) = args.on_recreated {
+            policy.on_recreated = on_recreated;
+        }
         Target::Valid(policy)
     } else {
         Target::Earliest
@@ -400,12 +426,12 @@ fn plan_table(planned: &[Planned]) -> Rows {
     for p in planned {
         rows.push(vec![
             p.partition.topic.as_str().into(),
-            Json::Number(p.partition.partition.into()),
+            Value::from(p.partition.partition),
             stored_cell(&p.stored),
-            Json::Number(p.new_offset),
+            Value::from(p.new_offset),
             p.delta().into(),
-            Json::Number(p.range.earliest),
-            Json::Number(p.range.latest),
+            Value::from(p.range.earliest),
+            Value::from(p.range.latest),
             p.note.to_string().as_str().into(),
         ]);
     }
@@ -472,9 +498,9 @@ fn import(cx: &Context, args: ImportArgs) -> Outcome {
             .unwrap_or(Stored::Missing);
         rows.push(vec![
             entry.partition.topic.as_str().into(),
-            Json::Number(entry.partition.partition.into()),
+            Value::from(entry.partition.partition),
             stored_cell(&stored),
-            Json::Number(entry.offset),
+            Value::from(entry.offset),
             delta(&stored, entry.offset).into(),
         ]);
     }
@@ -498,11 +524,30 @@ fn import(cx: &Context, args: ImportArgs) -> Outcome {
 
 fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
     let group = cx.group("delete")?;
-    let keeper = cx.zookeeper_only()?;
     let mut topics: Vec<String> = Vec::new();
     for topic in args.topic {
         if !topics.contains(&topic) {
             topics.push(topic);
+        }
+    }
+    if !args.partition.is_empty() && topics.len() != 1 {
+        return Err(Failure::usage(format!(
+            "--partition needs exactly one --topic, got {}",
+            topics.len()
+        )));
+    }
+    // Offsets of whole topics or some partitions need ZooKeeper only; stale ones the brokers.
+    let keeper = if args.stale {
+        cx.with_kafka("delete --stale")?
+    } else {
+        cx.zookeeper_only()?
+    };
+    if args.stale && topics.is_empty() {
+        topics = keeper.stored_topics(group)?;
+        if topics.is_empty() {
+            return Err(Failure::failed(format!(
+                "group '{group}' has no stored offsets"
+            )));
         }
     }
     let stored = keeper.stored(group, &topics)?;
@@ -513,23 +558,70 @@ fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
             )));
         }
     }
+    let chosen: Vec<(TopicPartition, Stored)> = if args.stale {
+        let existing: HashSet<TopicPartition> = keeper
+            .survey(group, &topics)?
+            .into_iter()
+            .filter(|s| s.range.is_some())
+            .map(|s| s.partition)
+            .collect();
+        stored
+            .into_iter()
+            .filter(|(tp, _)| !existing.contains(tp))
+            .collect()
+    } else if !args.partition.is_empty() {
+        let mut chosen = Vec::new();
+        for partition in &args.partition {
+            let tp = TopicPartition::new(topics[0].as_str(), *partition);
+            match stored.iter().find(|(stored_tp, _)| *stored_tp == tp) {
+                Some(found) => chosen.push(found.clone()),
+                None => {
+                    return Err(Failure::failed(format!(
+                        "group '{group}' has no stored offset for {tp}"
+                    )))
+                }
+            }
+        }
+        chosen
+    } else {
+        stored
+    };
     let mut rows = Rows::new(&["TOPIC", "PARTITION", "CURRENT-OFFSET"]);
-    for (tp, value) in &stored {
+    for (tp, value) in &chosen {
         rows.push(vec![
             tp.topic.as_str().into(),
-            Json::Number(tp.partition.into()),
+            Value::from(tp.partition),
             stored_cell(value),
         ]);
     }
+    if chosen.is_empty() {
+        eprintln!("group '{group}' has no stored offsets for partitions that no longer exist");
+        return Ok(());
+    }
     emit(&rows.table());
-    if args.execute {
+    if !args.execute {
+        eprintln!("dry run: nothing deleted; add --execute to delete these offsets");
+        return Ok(());
+    }
+    // As kafka-consumer-groups refuses to delete the offsets of an active group.
+    let active = keeper.active_instances(group)?;
+    if !active.is_empty() {
+        return Err(Failure::failed(format!(
+            "group '{group}' is active ({} instance(s) registered: {}); stop the job first, nothing deleted",
+            active.len(),
+            active.join(", ")
+        )));
+    }
+    if args.stale || !args.partition.is_empty() {
+        let partitions: Vec<TopicPartition> = chosen.into_iter().map(|(tp, _)| tp).collect();
+        let deleted = keeper.delete_partitions(group, &partitions)?;
+        eprintln!("deleted {deleted} stored offset(s) from group '{group}'");
+    } else {
         let deleted = keeper.delete_topics(group, &topics)?;
         eprintln!(
             "deleted {deleted} stored offset(s) of {} topic(s) from group '{group}'",
             topics.len()
         );
-    } else {
-        eprintln!("dry run: nothing deleted; add --execute to delete these offsets");
     }
     Ok(())
 }
@@ -595,9 +687,9 @@ fn migrate_to_kafka(
         let now = current.get(tp).copied().flatten();
         rows.push(vec![
             tp.topic.as_str().into(),
-            Json::Number(tp.partition.into()),
+            Value::from(tp.partition),
             now.into(),
-            Json::Number(*offset),
+            Value::from(*offset),
             now.map(|n| offset - n).into(),
             status.name().into(),
         ]);
@@ -666,9 +758,9 @@ fn migrate_from_kafka(
         let stored = current.get(tp).cloned().unwrap_or(Stored::Missing);
         rows.push(vec![
             tp.topic.as_str().into(),
-            Json::Number(tp.partition.into()),
+            Value::from(tp.partition),
             stored_cell(&stored),
-            Json::Number(*offset),
+            Value::from(*offset),
             delta(&stored, *offset).into(),
         ]);
     }
@@ -822,10 +914,10 @@ fn offset_of(stored: &Stored) -> Option<i64> {
 }
 
 /// A stored value in a plan: the offset, `-` when none, `corrupt` when not an offset.
-fn stored_cell(stored: &Stored) -> Json {
+fn stored_cell(stored: &Stored) -> Value {
     match stored {
-        Stored::Offset(offset) => Json::Number(*offset),
-        Stored::Missing => Json::Null,
+        Stored::Offset(offset) => Value::from(*offset),
+        Stored::Missing => Value::Null,
         Stored::Corrupt(_) => "corrupt".into(),
     }
 }

@@ -1,34 +1,65 @@
 //! The two time arguments of `reset`: an ISO-8601 date-time (`--to-datetime`) and an ISO-8601
 //! duration (`--by-duration`), as Kafka's `kafka-consumer-groups` takes them.
 
-use chrono::{DateTime, Local, NaiveDateTime, TimeZone};
+use jiff::fmt::temporal::{Pieces, SpanParser};
+use jiff::tz::{AmbiguousOffset, TimeZone};
+use jiff::SpanRelativeTo;
 
 const DATETIME_FORMS: &str =
     "YYYY-MM-DDTHH:mm:SS[.sss][Z|+HH:mm|-HH:mm] (without a zone: local time), e.g. 2024-05-01T12:00:00Z";
 
+static SPANS: SpanParser = SpanParser::new();
+
 /// Milliseconds since the epoch of an ISO-8601 date-time. Seconds are required, a fraction is
 /// optional; without a zone the machine's local time is meant, as in Kafka's tool.
 pub fn parse_datetime(text: &str) -> Result<i64, String> {
+    parse_datetime_in(text, &TimeZone::system())
+}
+
+/// [`parse_datetime`] with `local` as the local time zone.
+fn parse_datetime_in(text: &str, local: &TimeZone) -> Result<i64, String> {
     let text = text.trim();
     let bad = || format!("date-time '{text}' is not ISO-8601; expected {DATETIME_FORMS}");
-    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
-        return Ok(at.timestamp_millis());
+    // ISO-8601 lets the seconds (and the minutes) go; Kafka's tool does not.
+    let bytes = text.as_bytes();
+    if bytes.len() < 19 || bytes[13] != b':' || bytes[16] != b':' {
+        return Err(bad());
     }
-    // +HHmm and +HH offsets, which RFC 3339 does not allow but ISO-8601 does.
-    if let Ok(at) = DateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f%#z") {
-        return Ok(at.timestamp_millis());
+    let pieces = Pieces::parse(text).map_err(|_| bad())?;
+    let time = pieces.time().ok_or_else(bad)?;
+    if pieces.time_zone_annotation().is_some() {
+        return Err(bad());
     }
-    let naive = NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f").map_err(|_| bad())?;
+    let naive = pieces.date().to_datetime(time);
+    if let Some(offset) = pieces.to_numeric_offset() {
+        // ISO-8601 offsets stop short of a day; jiff's reach past it (Temporal's).
+        if offset.seconds().abs() >= 86_400 {
+            return Err(bad());
+        }
+        return offset
+            .to_timestamp(naive)
+            .map(|at| at.as_millisecond())
+            .map_err(|_| bad());
+    }
     // A time that occurs twice (clocks set back) is taken at its first occurrence.
-    Local
-        .from_local_datetime(&naive)
-        .earliest()
-        .map(|at| at.timestamp_millis())
-        .ok_or_else(|| format!("date-time '{text}' does not exist in the local time zone (a clock change skips it)"))
+    let offset = match local.to_ambiguous_timestamp(naive).offset() {
+        AmbiguousOffset::Unambiguous { offset } => offset,
+        AmbiguousOffset::Fold { before, .. } => before,
+        AmbiguousOffset::Gap { .. } => {
+            return Err(format!(
+                "date-time '{text}' does not exist in the local time zone (a clock change skips it)"
+            ))
+        }
+    };
+    offset
+        .to_timestamp(naive)
+        .map(|at| at.as_millisecond())
+        .map_err(|_| bad())
 }
 
 /// Milliseconds in an ISO-8601 duration `PnDTnHnMn.nS` (Java's `Duration` form: days, hours,
-/// minutes and seconds; case does not matter). Negative durations are refused.
+/// minutes and seconds, a fraction on the seconds only; case does not matter; days are 24
+/// hours). Negative durations are refused.
 pub fn parse_duration(text: &str) -> Result<i64, String> {
     let bad = |why: &str| {
         format!(
@@ -39,83 +70,27 @@ pub fn parse_duration(text: &str) -> Result<i64, String> {
     if upper.contains('-') {
         return Err(bad("is negative"));
     }
-    let rest = upper
-        .strip_prefix('+')
-        .unwrap_or(&upper)
-        .strip_prefix('P')
-        .ok_or_else(|| bad("does not start with P"))?;
-    let (date, time) = match rest.split_once('T') {
-        Some((_, "")) => return Err(bad("has T with nothing after it")),
-        Some((date, time)) => (date, time),
-        None => (rest, ""),
-    };
-    // (amount, milliseconds per unit) of each component, in order.
-    let mut parts: Vec<(i64, i64)> = Vec::new();
-    if !date.is_empty() {
-        let days = date
-            .strip_suffix('D')
-            .ok_or_else(|| bad("has a date part other than days"))?;
-        parts.push((
-            whole(days).ok_or_else(|| bad("has a bad number"))?,
-            86_400_000,
-        ));
+    let unsigned = upper.strip_prefix('+').unwrap_or(&upper);
+    if !unsigned.starts_with('P') {
+        return Err(bad("does not start with P"));
     }
-    let mut time = time;
-    let mut last_rank = 0;
-    while !time.is_empty() {
-        let end = time
-            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
-            .ok_or_else(|| bad("has a number without a unit"))?;
-        let number = &time[..end];
-        let (rank, unit_ms) = match time[end..].chars().next() {
-            Some('H') => (1, 3_600_000),
-            Some('M') => (2, 60_000),
-            Some('S') => (3, 1000),
-            _ => return Err(bad("has a unit other than H, M or S after T")),
-        };
-        if rank <= last_rank {
-            return Err(bad("has units out of order or repeated"));
-        }
-        last_rank = rank;
-        if rank == 3 {
-            let (seconds, fraction) = number.split_once(['.', ',']).unwrap_or((number, ""));
-            let seconds = whole(seconds).ok_or_else(|| bad("has bad seconds"))?;
-            if fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad("has bad seconds"));
-            }
-            // Milliseconds: the first three digits of the fraction, padded.
-            let millis = format!("{fraction:0<3}")[..3]
-                .parse::<i64>()
-                .map_err(|_| bad("has bad seconds"))?;
-            parts.push((seconds, 1000));
-            parts.push((millis, 1));
-        } else {
-            parts.push((
-                whole(number).ok_or_else(|| bad("has a bad number"))?,
-                unit_ms,
-            ));
-        }
-        time = &time[end + 1..];
+    let span = SPANS
+        .parse_span(unsigned)
+        .map_err(|err| bad(&format!("is not a duration ({err})")))?;
+    if span.get_years() != 0 || span.get_months() != 0 || span.get_weeks() != 0 {
+        return Err(bad("has a date part other than days"));
     }
-    if parts.is_empty() {
-        return Err(bad("has no days, hours, minutes or seconds"));
+    // jiff takes a fraction on the smallest unit given; Java's Duration only on seconds.
+    let fraction_on_seconds = upper
+        .split_once(['.', ','])
+        .is_none_or(|(_, rest)| rest.trim_start_matches(|c: char| c.is_ascii_digit()) == "S");
+    if !fraction_on_seconds {
+        return Err(bad("has a fraction on a unit other than seconds"));
     }
-    parts
-        .into_iter()
-        .try_fold(0i64, |total, (amount, unit_ms)| {
-            amount
-                .checked_mul(unit_ms)
-                .and_then(|ms| total.checked_add(ms))
-                .ok_or_else(|| bad("is too long"))
-        })
-}
-
-/// A non-empty run of decimal digits.
-fn whole(digits: &str) -> Option<i64> {
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+    span.to_duration(SpanRelativeTo::days_are_24_hours())
+        .ok()
+        .and_then(|duration| i64::try_from(duration.as_millis()).ok())
+        .ok_or_else(|| bad("is too long"))
 }
 
 #[cfg(test)]
@@ -139,18 +114,32 @@ mod tests {
 
     #[test]
     fn datetimes_without_a_zone_are_local_time() {
-        let naive =
-            NaiveDateTime::parse_from_str("2024-05-01T12:00:00", "%Y-%m-%dT%H:%M:%S").map(|n| {
-                Local
-                    .from_local_datetime(&n)
-                    .earliest()
-                    .map(|t| t.timestamp_millis())
-            });
-        assert_eq!(
-            parse_datetime("2024-05-01T12:00:00").ok(),
-            naive.ok().flatten()
-        );
+        let local = jiff::civil::date(2024, 5, 1)
+            .at(12, 0, 0, 0)
+            .to_zoned_datetime(TimeZone::system())
+            .map(|at| at.timestamp().as_millisecond());
+        assert_eq!(parse_datetime("2024-05-01T12:00:00").ok(), local.ok());
         assert!(parse_datetime("2024-05-01T12:00:00.123").is_ok());
+    }
+
+    #[test]
+    fn local_times_a_clock_change_repeats_or_skips() {
+        let paris = TimeZone::get("Europe/Paris").expect("the system's zoneinfo");
+        // 2024-10-27 03:00 CEST went back to 02:00 CET: 02:30 came first at 00:30 UTC.
+        assert_eq!(
+            parse_datetime_in("2024-10-27T02:30:00", &paris),
+            Ok(1_729_989_000_000)
+        );
+        // 2024-03-31 02:00 CET went forward to 03:00 CEST: 02:30 never happened.
+        let message = parse_datetime_in("2024-03-31T02:30:00", &paris).unwrap_err();
+        assert!(
+            message.contains("'2024-03-31T02:30:00' does not exist"),
+            "{message}"
+        );
+        assert_eq!(
+            parse_datetime_in("2024-05-01T14:00:00", &paris),
+            Ok(1_714_564_800_000)
+        );
     }
 
     #[test]
@@ -199,20 +188,24 @@ mod tests {
         for (text, needle) in [
             ("", "does not start with P"),
             ("30m", "does not start with P"),
-            ("P", "no days"),
-            ("PT", "T with nothing"),
+            ("P", "is not a duration"),
+            ("PT", "is not a duration"),
             ("-PT1H", "negative"),
             ("PT-1H", "negative"),
             ("P1Y", "other than days"),
+            ("P1M", "other than days"),
             ("P1W", "other than days"),
-            ("PT1M1H", "out of order"),
-            ("PT1X", "other than H, M or S"),
-            ("PT1H1H", "out of order"),
-            ("PT5", "without a unit"),
-            ("PTH", "bad number"),
-            ("PT1.5H", "bad number"),
-            ("PT.5S", "bad seconds"),
-            ("P99999999999999999D", "too long"),
+            ("PT1M1H", "is not a duration"),
+            ("PT1X", "is not a duration"),
+            ("PT1H1H", "is not a duration"),
+            ("PT5", "is not a duration"),
+            ("PTH", "is not a duration"),
+            ("PT1.5H", "fraction on a unit other than seconds"),
+            ("PT1H0.5M", "fraction on a unit other than seconds"),
+            ("PT.5S", "is not a duration"),
+            ("1 hour", "does not start with P"),
+            ("P99999999999999999D", "is not a duration"),
+            ("PT9223372036854775807S", "is not a duration"),
         ] {
             let message = parse_duration(text).unwrap_err();
             assert!(

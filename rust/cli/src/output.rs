@@ -1,5 +1,8 @@
 //! Rendering of rows as an aligned table, CSV or JSON.
 
+use serde::ser::{Serialize, Serializer};
+use serde_json::Value;
+
 /// How `describe` and `list-groups` print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -11,30 +14,10 @@ pub enum Format {
     Json,
 }
 
-/// A JSON value, enough for the CLI's output.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Json {
-    Null,
-    Number(i64),
-    Text(String),
-}
-
-impl From<Option<i64>> for Json {
-    fn from(value: Option<i64>) -> Json {
-        value.map_or(Json::Null, Json::Number)
-    }
-}
-
-impl From<&str> for Json {
-    fn from(value: &str) -> Json {
-        Json::Text(value.to_string())
-    }
-}
-
 /// Rows with named columns.
 pub struct Rows {
     pub header: Vec<&'static str>,
-    pub rows: Vec<Vec<Json>>,
+    pub rows: Vec<Vec<Value>>,
 }
 
 impl Rows {
@@ -45,7 +28,7 @@ impl Rows {
         }
     }
 
-    pub fn push(&mut self, row: Vec<Json>) {
+    pub fn push(&mut self, row: Vec<Value>) {
         self.rows.push(row);
     }
 
@@ -90,38 +73,58 @@ impl Rows {
             .collect()
     }
 
-    /// A JSON array of objects keyed by snake_case column names.
-    pub fn json_array(&self) -> String {
-        let keys: Vec<String> = self.header.iter().map(|h| key(h)).collect();
-        let objects: Vec<String> = self
-            .rows
-            .iter()
-            .map(|row| {
-                let fields: Vec<String> = keys
-                    .iter()
-                    .zip(row)
-                    .map(|(key, value)| format!("{}:{}", json_string(key), json_value(value)))
-                    .collect();
-                format!("{{{}}}", fields.join(","))
-            })
-            .collect();
-        format!("[{}]", objects.join(","))
+    /// The rows as a JSON array of objects keyed by snake_case column names, in column order.
+    pub fn objects(&self) -> Objects<'_> {
+        Objects {
+            keys: self.header.iter().map(|h| key(h)).collect(),
+            rows: &self.rows,
+        }
     }
 
-    pub fn render(&self, format: Format, json_wrapper: impl FnOnce(String) -> String) -> String {
+    /// Table, CSV, or the JSON document `json` makes of the rows' objects.
+    pub fn render<'a, W: Serialize>(
+        &'a self,
+        format: Format,
+        json: impl FnOnce(Objects<'a>) -> W,
+    ) -> String {
         match format {
             Format::Table => self.table(),
             Format::Csv => self.csv(),
-            Format::Json => json_wrapper(self.json_array()) + "\n",
+            // Strings, integers and string keys: serializing cannot fail.
+            Format::Json => serde_json::to_string(&json(self.objects())).unwrap_or_default() + "\n",
         }
     }
 }
 
-fn plain(value: &Json, missing: &str) -> String {
+/// See [`Rows::objects`].
+pub struct Objects<'a> {
+    keys: Vec<String>,
+    rows: &'a [Vec<Value>],
+}
+
+impl Serialize for Objects<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(
+            self.rows
+                .iter()
+                .map(|row| Object(self.keys.iter().zip(row.iter()))),
+        )
+    }
+}
+
+struct Object<I>(I);
+
+impl<'a, I: Iterator<Item = (&'a String, &'a Value)> + Clone> Serialize for Object<I> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.clone())
+    }
+}
+
+fn plain(value: &Value, missing: &str) -> String {
     match value {
-        Json::Null => missing.to_string(),
-        Json::Number(n) => n.to_string(),
-        Json::Text(text) => text.clone(),
+        Value::Null => missing.to_string(),
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -138,48 +141,17 @@ fn csv_cell(text: &str) -> String {
     }
 }
 
-pub fn json_value(value: &Json) -> String {
-    match value {
-        Json::Null => "null".to_string(),
-        Json::Number(n) => n.to_string(),
-        Json::Text(text) => json_string(text),
-    }
-}
-
-pub fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn sample() -> Rows {
         let mut rows = Rows::new(&["TOPIC", "PARTITION", "LAG", "STATUS"]);
+        rows.push(vec!["orders".into(), 0.into(), Some(5).into(), "ok".into()]);
         rows.push(vec![
             "orders".into(),
-            Json::Number(0),
-            Some(5).into(),
-            "ok".into(),
-        ]);
-        rows.push(vec![
-            "orders".into(),
-            Json::Number(11),
-            None.into(),
+            11.into(),
+            None::<i64>.into(),
             "partition gone".into(),
         ]);
         rows
@@ -205,11 +177,16 @@ mod tests {
     }
 
     #[test]
-    fn json_uses_null_and_escapes() {
+    fn json_uses_null_column_order_and_escapes() {
         assert_eq!(
-            sample().json_array(),
-            r#"[{"topic":"orders","partition":0,"lag":5,"status":"ok"},{"topic":"orders","partition":11,"lag":null,"status":"partition gone"}]"#
+            sample().render(Format::Json, |rows| rows),
+            "[{\"topic\":\"orders\",\"partition\":0,\"lag\":5,\"status\":\"ok\"},{\"topic\":\"orders\",\"partition\":11,\"lag\":null,\"status\":\"partition gone\"}]\n"
         );
-        assert_eq!(json_string("a\"b\\c\n\u{1}"), r#""a\"b\\c\n\u0001""#);
+        let mut odd = Rows::new(&["TOPIC"]);
+        odd.push(vec!["a\"b\\c\n\u{1}".into()]);
+        assert_eq!(
+            odd.render(Format::Json, |rows| rows),
+            "[{\"topic\":\"a\\\"b\\\\c\\n\\u0001\"}]\n"
+        );
     }
 }

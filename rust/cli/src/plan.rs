@@ -1,5 +1,6 @@
-//! The pure parts of `describe` and `reset`: a partition's status and lag, and the offset a
-//! reset moves each partition to, clamped into the partition's range as Kafka's tool does.
+//! The pure parts of `describe` and `reset`: a partition's status (its lag is the engine's
+//! `offsetkeeper::lag`), and the offset a reset moves each partition to, clamped into the
+//! partition's range as Kafka's tool does.
 
 use std::fmt;
 
@@ -42,15 +43,6 @@ impl Status {
     }
 }
 
-/// Records between the stored offset and the log end, as `kafka-consumer-groups` computes it
-/// (log end minus current; negative above range). `None` without both.
-pub fn lag(stored: &Stored, range: Option<PartitionRange>) -> Option<i64> {
-    match (stored, range) {
-        (Stored::Offset(offset), Some(range)) => Some(range.latest - offset),
-        _ => None,
-    }
-}
-
 /// Where a reset sends one partition, before clamping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
@@ -65,6 +57,8 @@ pub enum Target {
     AtTime(Option<i64>),
     /// What a job's load would choose (`--to-valid`).
     Valid(Policy),
+    /// What a job's load would choose for a topic re-created since its offsets were stored.
+    ValidRecreated(Policy),
 }
 
 /// Why a reset moved a partition where it did, when that is not plain.
@@ -146,9 +140,14 @@ pub fn plan(
         },
         Target::AtTime(Some(offset)) => clamp(offset, range),
         Target::AtTime(None) => (range.latest, Note::NoRecordSince),
-        Target::Valid(policy) => {
-            let decision = validate(stored, range, &policy)
-                .map_err(|refusal| format!("{partition}: {refusal}"))?;
+        Target::Valid(policy) | Target::ValidRecreated(policy) => {
+            let decision = match target {
+                Target::ValidRecreated(_) => {
+                    offsetkeeper::validate_recreated(stored, range, &policy)
+                }
+                _ => validate(stored, range, &policy),
+            }
+            .map_err(|refusal| format!("{partition}: {refusal}"))?;
             (decision.offset, Note::Validated(decision.action))
         }
     };
@@ -169,7 +168,7 @@ fn clamp(offset: i64, range: PartitionRange) -> (i64, Note) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use offsetkeeper::{Action, OnAboveRange, OnBelowRange, OnMissing};
+    use offsetkeeper::{lag, Action, OnAboveRange, OnBelowRange, OnMissing};
 
     const RANGE: PartitionRange = PartitionRange {
         earliest: 100,
@@ -298,6 +297,7 @@ mod tests {
             on_missing: OnMissing::Latest,
             on_below_range: OnBelowRange::Earliest,
             on_above_range: OnAboveRange::Latest,
+            ..Policy::default()
         };
         assert_eq!(
             go(Stored::Missing, Target::Valid(latest)),

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use chrono::{DateTime, FixedOffset, SecondsFormat, Utc};
+use jiff::tz::{offset, TimeZone};
+use jiff::Timestamp;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use support::{cluster, offset_path, unique, Cluster, Kafka, Zk};
 
@@ -150,9 +151,7 @@ fn now_ms() -> i64 {
 }
 
 fn iso_utc(ms: i64) -> String {
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .expect("timestamp")
-        .to_rfc3339_opts(SecondsFormat::Millis, true)
+    format!("{:.3}", Timestamp::from_millisecond(ms).expect("timestamp"))
 }
 
 /// A loopback port nothing listens on.
@@ -497,18 +496,19 @@ fn reset_to_datetime_finds_records_by_their_timestamps() {
     ok(reset_to(&iso_utc(base + 3 * minute + 30_000), &[]));
     assert_eq!(stored(&zk, &group, t, 2), some(&["4", "0"]));
     // With a zone offset.
-    let plus_two = DateTime::<Utc>::from_timestamp_millis(base + 6 * minute)
+    let plus_two = Timestamp::from_millisecond(base + 6 * minute)
         .expect("timestamp")
-        .with_timezone(&FixedOffset::east_opt(2 * 3600).expect("offset"))
-        .to_rfc3339_opts(SecondsFormat::Secs, false);
+        .to_zoned_datetime(TimeZone::fixed(offset(2)))
+        .strftime("%Y-%m-%dT%H:%M:%S%:z")
+        .to_string();
     assert!(plus_two.ends_with("+02:00"), "{plus_two}");
     ok(reset_to(&plus_two, &[]));
     assert_eq!(stored(&zk, &group, t, 2), some(&["6", "1"]));
     // Without a zone: the local time of the machine (TZ).
-    let local = DateTime::<Utc>::from_timestamp_millis(base + 7 * minute)
+    let local = Timestamp::from_millisecond(base + 7 * minute)
         .expect("timestamp")
-        .with_timezone(&FixedOffset::east_opt(-3 * 3600).expect("offset"))
-        .format("%Y-%m-%dT%H:%M:%S")
+        .to_zoned_datetime(TimeZone::fixed(offset(-3)))
+        .strftime("%Y-%m-%dT%H:%M:%S")
         .to_string();
     ok(reset_to(&local, &[("TZ", "Etc/GMT+3")]));
     assert_eq!(stored(&zk, &group, t, 2), some(&["7", "2"]));
@@ -1337,6 +1337,41 @@ fn unreachable_servers_fail_within_the_timeout_naming_the_server() {
     );
 }
 
+/// The keeper's own keys in `--command-config` are read as a job's keeper reads them
+/// (`KeeperConfig::from_properties`): the policy of `reset --to-valid` comes from the file, a
+/// flag wins over it, and an unknown `offsetkeeper.*` key is refused naming the allowed ones.
+#[test]
+fn command_config_offsetkeeper_keys_set_the_policy() {
+    let cluster = cluster();
+    let kafka = Kafka::new(&cluster);
+    let group = unique("okcfg");
+    let topic = topic_with(&kafka, "okcfg", 1, 4);
+    let config = temp_file(
+        "policy.properties",
+        "offsetkeeper.on.missing=latest\noffsetkeeper.zookeeper.timeout.ms=5000\n",
+    );
+    let valid = ["reset", "--topic", &topic, "--to-valid", "--export"];
+    let out = ok(with_config(Some(&cluster), &config, &group, &valid));
+    assert_eq!(out.stdout, format!("{topic},0,4\n"), "{out:?}");
+    let mut earliest = valid.to_vec();
+    earliest.extend(["--on-missing", "earliest"]);
+    let out = ok(with_config(Some(&cluster), &config, &group, &earliest));
+    assert_eq!(out.stdout, format!("{topic},0,0\n"), "{out:?}");
+
+    let typo = temp_file("typo.properties", "offsetkeeper.on_missing=latest\n");
+    fails(
+        with_config(Some(&cluster), &typo, &group, &valid),
+        2,
+        "'offsetkeeper.on_missing' is not an offsetkeeper setting; allowed: offsetkeeper.base.path,",
+    );
+    let bad = temp_file("bad.properties", "offsetkeeper.ownership.wait.ms=-1\n");
+    fails(
+        with_config(Some(&cluster), &bad, &group, &["list-groups"]),
+        2,
+        "offsetkeeper.ownership.wait.ms '-1' is not allowed; allowed: whole milliseconds from 0 to 86400000",
+    );
+}
+
 #[test]
 fn command_config_supplies_settings_and_never_prints_secrets() {
     let cluster = cluster();
@@ -1731,5 +1766,133 @@ fn migrate_over_sasl_ssl_without_a_truststore_trusts_ssl_cert_file() {
             (jaas.0, jaas.1.as_str()),
         ],
         &[("SSL_CERT_FILE", secure.get("CA"))],
+#[test]
+fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partitions() {
+    use offsetkeeper::zookeeper::layout::parse_topic_identity;
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("ident");
+    let topic = topic_with(&kafka, "ident", 3, 10);
+    let folder = format!("/consumers/{group}/offsets/{topic}");
+    {
+        // A job's run: its commit records the topic ID beside the offsets.
+        let keeper = support::keeper(&cluster);
+        keeper.load(&group, std::slice::from_ref(&topic)).unwrap();
+        keeper
+            .commit(&group, &support::batch(&topic, 3, 6))
+            .unwrap();
+    }
+    let old_id = parse_topic_identity(&zk.get(&folder).unwrap()).expect("recorded");
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 10);
+
+    let out = ok(run(
+        &cluster,
+        &["--group", &group, "describe", "--topic", &topic],
+    ));
+    let table = rows(&out.stdout);
+    assert_eq!(table.len(), 3, "{out:?}");
+    assert_eq!(table[0][..6], row(&[&topic, "0", "6", "0", "10", "4"])[..]);
+    let status = table[0][6..].join(" ");
+    assert!(
+        status.starts_with(&format!("re-created (id {old_id} -> "))
+            && status.ends_with(')')
+            && !status.ends_with(&format!("-> {old_id})")),
+        "{out:?}"
+    );
+    assert_eq!(
+        table[1].join(" "),
+        format!("{topic} 1 6 - - - partition gone")
+    );
+
+    // --to-valid: the load's decision for a re-created topic, earliest though 6 is in range.
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--topic",
+            &topic,
+            "--to-valid",
+            "--execute",
+        ],
+    ));
+    assert!(out.stdout.contains("re-created"), "{out:?}");
+    assert_eq!(
+        value(&zk, &offset_path(&group, &topic, 0)).as_deref(),
+        Some("0")
+    );
+    let new_id = parse_topic_identity(&zk.get(&folder).unwrap()).expect("recorded");
+    assert_ne!(new_id, old_id, "the reset records the new topic's ID");
+
+    // delete --stale: a dry run lists the partitions that no longer exist.
+    let out = ok(run(&cluster, &["--group", &group, "delete", "--stale"]));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![row(&[&topic, "1", "6"]), row(&[&topic, "2", "6"])]
+    );
+    assert!(out.stderr.contains("dry run: nothing deleted"), "{out:?}");
+    assert_eq!(stored(&zk, &group, &topic, 3), some(&["0", "6", "6"]));
+    {
+        // Refused while a job owns the group, as kafka-consumer-groups refuses for an active one.
+        let keeper = support::keeper(&cluster);
+        keeper.load(&group, std::slice::from_ref(&topic)).unwrap();
+        fails(
+            run(
+                &cluster,
+                &["--group", &group, "delete", "--stale", "--execute"],
+            ),
+            1,
+            &format!("group '{group}' is active"),
+        );
+        assert_eq!(stored(&zk, &group, &topic, 3), some(&["0", "6", "6"]));
+    }
+    let out = ok(run(
+        &cluster,
+        &["--group", &group, "delete", "--stale", "--execute"],
+    ));
+    assert!(
+        out.stderr
+            .contains(&format!("deleted 2 stored offset(s) from group '{group}'")),
+        "{out:?}"
+    );
+    assert_eq!(stored(&zk, &group, &topic, 3), some(&["0", "none", "none"]));
+
+    // --partition: one partition's offset; the folder, with its ID, stays.
+    ok(run_zk(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "delete",
+            "--topic",
+            &topic,
+            "--partition",
+            "0",
+            "--execute",
+        ],
+    ));
+    assert_eq!(stored(&zk, &group, &topic, 1), some(&["none"]));
+    assert_eq!(
+        parse_topic_identity(&zk.get(&folder).unwrap()),
+        Some(new_id)
+    );
+    fails(
+        run_zk(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "delete",
+                "--topic",
+                &topic,
+                "--partition",
+                "0",
+            ],
+        ),
+        1,
+        "has no stored offset",
     );
 }

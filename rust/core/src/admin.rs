@@ -7,8 +7,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use crate::error::{Error, Result};
 use crate::names::check_name;
 use crate::runtime::runtime;
-use crate::validate::{PartitionRange, Stored};
-use crate::zookeeper::layout::GroupLayout;
+use crate::validate::{PartitionRange, Recreated, Stored};
+use crate::zookeeper::layout::{parse_topic_identity, GroupLayout};
 use crate::zookeeper::WriteOp;
 use crate::{OffsetKeeper, TopicPartition};
 
@@ -28,6 +28,9 @@ pub struct Surveyed {
     pub stored: Stored,
     /// `None` for a stored partition the brokers no longer have.
     pub range: Option<PartitionRange>,
+    /// Set for a partition of a topic re-created since its offsets were stored (the topic ID
+    /// recorded beside them is not the brokers').
+    pub recreated: Option<Recreated>,
 }
 
 impl OffsetKeeper {
@@ -125,31 +128,67 @@ impl OffsetKeeper {
     }
 
     /// The union of what a group stored for the topics and the partitions the brokers have,
-    /// with each existing partition's range: the view of `describe`. A topic that is neither
-    /// stored nor on the brokers is an [`Error::UnknownTopic`].
+    /// with each existing partition's range and whether its topic was re-created: the view of
+    /// `describe` and `reset`. What it read of the topics' identity becomes what this keeper
+    /// last saw, so that a reset's commit records the brokers' topic ID once it has written
+    /// every stored partition of a re-created topic. A topic that is neither stored nor on the
+    /// brokers is an [`Error::UnknownTopic`].
     pub fn survey(&self, group: &str, topics: &[String]) -> Result<Vec<Surveyed>> {
         let topics = checked_topics(group, topics)?;
         let brokers = self.brokers()?;
+        let layout = self.layout(group);
+        let folders: Vec<String> = topics.iter().map(|t| layout.topic_dir(t)).collect();
         let (stored, existing) = std::thread::scope(|scope| {
             let existing = scope.spawn(|| {
                 runtime()?.block_on(async {
-                    let known = brokers.topic_partitions(&topics).await?;
+                    let known = brokers.described(&topics).await?;
                     let partitions: Vec<TopicPartition> = known
                         .iter()
-                        .flat_map(|(topic, ids)| {
+                        .flat_map(|(topic, (ids, _))| {
                             ids.iter().map(move |id| TopicPartition::new(topic, *id))
                         })
                         .collect();
-                    brokers.ranges(&partitions).await
+                    let ranges = brokers.ranges(&partitions).await?;
+                    let ids: HashMap<String, Option<String>> = known
+                        .into_iter()
+                        .map(|(topic, (_, id))| (topic, id))
+                        .collect();
+                    Ok::<_, Error>((ranges, ids))
                 })
             });
-            let stored = self.stored(group, &topics);
+            let stored = self.stored(group, &topics).and_then(|stored| {
+                let folders = self.store.block_on(self.store.read_nodes(&folders))?;
+                Ok((stored, folders))
+            });
             let existing = existing
                 .join()
                 .unwrap_or_else(|_| Err(Error::Internal("metadata thread panicked".into())));
             (stored, existing)
         });
-        let (stored, mut ranges) = (stored?, existing?);
+        let ((stored, folders), (mut ranges, ids)) = (stored?, existing?);
+        let mut recreated: HashMap<&str, Recreated> = HashMap::new();
+        {
+            let mut trackers = self.tracker();
+            let tracker = trackers.group(group);
+            for (topic, folder) in topics.iter().zip(&folders) {
+                let current = ids.get(topic).cloned().flatten();
+                let stored_id = folder.as_ref().and_then(|f| parse_topic_identity(&f.data));
+                let Some(found) = Recreated::between(stored_id.as_deref(), current.as_deref())
+                else {
+                    tracker.observe_topic(topic, current, folder.as_ref(), BTreeSet::new());
+                    continue;
+                };
+                let old: BTreeSet<i32> = stored
+                    .iter()
+                    .filter(|(tp, value)| {
+                        tp.topic == *topic && *value != Stored::Missing && ranges.contains_key(tp)
+                    })
+                    .map(|(tp, _)| tp.partition)
+                    .collect();
+                tracker.observe_topic(topic, current, folder.as_ref(), old);
+                recreated.insert(topic.as_str(), found);
+            }
+        }
         let mut by_topic: HashMap<String, Vec<Surveyed>> = HashMap::new();
         let mut seen = HashSet::new();
         for (partition, stored) in stored {
@@ -159,6 +198,7 @@ impl OffsetKeeper {
                 .entry(partition.topic.clone())
                 .or_default()
                 .push(Surveyed {
+                    recreated: recreated.get(partition.topic.as_str()).cloned(),
                     partition,
                     stored,
                     range,
@@ -170,6 +210,7 @@ impl OffsetKeeper {
                     .entry(partition.topic.clone())
                     .or_default()
                     .push(Surveyed {
+                        recreated: recreated.get(partition.topic.as_str()).cloned(),
                         partition,
                         stored: Stored::Missing,
                         range: Some(range),
@@ -213,6 +254,47 @@ impl OffsetKeeper {
             }
             Ok(deleted)
         })
+    }
+
+    /// Deletes the offsets stored for the partitions, in one multi; the topic folders stay.
+    /// Returns the number of nodes deleted; partitions with nothing stored are skipped.
+    pub fn delete_partitions(&self, group: &str, partitions: &[TopicPartition]) -> Result<usize> {
+        check_name("group", group)?;
+        for tp in partitions {
+            check_name("topic", &tp.topic)?;
+            crate::names::check_partition(&tp.topic, tp.partition)?;
+        }
+        let layout = self.layout(group);
+        let paths: Vec<String> = partitions
+            .iter()
+            .map(|tp| layout.offset_path(&tp.topic, tp.partition))
+            .collect();
+        self.store.block_on(async {
+            let nodes = self.store.read_nodes(&paths).await?;
+            let ops: Vec<WriteOp> = paths
+                .into_iter()
+                .zip(nodes)
+                .filter(|(_, node)| node.is_some())
+                .map(|(path, _)| WriteOp::Delete { path })
+                .collect();
+            if !ops.is_empty() {
+                self.store.write(&ops).await?;
+            }
+            Ok(ops.len())
+        })
+    }
+
+    /// The instances registered in the group (`<base>/<group>/ids`, ephemeral nodes of running
+    /// keepers that own partitions), sorted: a group with any is active.
+    pub fn active_instances(&self, group: &str) -> Result<Vec<String>> {
+        check_name("group", group)?;
+        let dir = self.layout(group).ids_dir();
+        let mut ids = self
+            .store
+            .block_on(self.store.children(&dir))?
+            .unwrap_or_default();
+        ids.sort_unstable();
+        Ok(ids)
     }
 
     /// The partitions of the topics, from broker metadata, in the order asked. An unknown topic
@@ -270,7 +352,7 @@ fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
 }
 
 /// A partition znode's name: decimal digits only, within `i32`.
-fn parse_partition(name: &str) -> Option<i32> {
+pub(crate) fn parse_partition(name: &str) -> Option<i32> {
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

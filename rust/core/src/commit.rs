@@ -19,20 +19,22 @@
 //!   memory only: after a crash the job restarts from what was stored (at-least-once).
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
-use crate::fast_hash::FastMap;
 use crate::keeper::{check_commit, CommitSummary, OffsetKeeper};
 use crate::runtime::runtime;
 use crate::validate::Stored;
-use crate::zookeeper::layout::{encode_offset, GroupLayout};
-use crate::zookeeper::{chunks_by_size, Applied, Node, WriteOp};
+use crate::zookeeper::layout::{
+    encode_offset, encode_topic_identity, parse_topic_identity, GroupLayout,
+};
+use crate::zookeeper::{chunks_beside, Applied, Node, WriteOp};
 use crate::TopicPartition;
+use rustc_hash::FxHashMap;
 
 /// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
 const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outage tolerance (the newest offsets are still pending; the next commit tries them again): none went through";
@@ -40,7 +42,7 @@ const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outa
 /// What a keeper knows of each group's offset znodes.
 #[derive(Debug, Default)]
 pub(crate) struct Trackers {
-    groups: FastMap<String, Tracker>,
+    groups: FxHashMap<String, Tracker>,
 }
 
 impl Trackers {
@@ -57,15 +59,43 @@ impl Trackers {
 /// built for a partition a commit leaves unchanged).
 #[derive(Debug, Default)]
 pub(crate) struct Tracker {
-    nodes: FastMap<TopicPartition, Seen>,
+    nodes: FxHashMap<TopicPartition, Seen>,
     /// Persistent folders known to exist.
     dirs: HashSet<String>,
     /// Offsets of commits deferred because ZooKeeper could not be reached, not stored yet.
-    deferred: FastMap<TopicPartition, i64>,
+    deferred: FxHashMap<TopicPartition, i64>,
     /// Commits of the group failing for want of ZooKeeper, since the last one that went through.
     outage: Option<Outage>,
     /// When a commit of the group last went through.
     last_success: Option<Instant>,
+    /// The identity of the topics this keeper loaded, by topic.
+    topics: FxHashMap<String, TopicSeen>,
+}
+
+/// What a keeper knows of a topic's identity in one group.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TopicSeen {
+    /// The brokers' topic ID at the last load; `None` from brokers before 2.8.
+    current: Option<String>,
+    /// The topic folder as last seen: `None` until read, `Some(None)` when it did not exist,
+    /// else its version and the ID its data records.
+    node: Option<Option<(i32, Option<String>)>>,
+    /// Partitions whose nodes hold offsets of the old topic (it was re-created): the new ID is
+    /// written once each of them has been written for the new topic, so that no old offset
+    /// ever passes for one of the new topic.
+    old: BTreeSet<i32>,
+}
+
+impl TopicSeen {
+    /// The ID a commit should record, when the folder is known and records another (or none).
+    fn to_write(&self) -> Option<&str> {
+        let current = self.current.as_deref()?;
+        match &self.node {
+            Some(Some((_, stored))) if stored.as_deref() == Some(current) => None,
+            Some(_) => Some(current),
+            None => None,
+        }
+    }
 }
 
 /// A run of deferred commits.
@@ -137,6 +167,20 @@ impl Tracker {
         self.adopt(partition, node);
     }
 
+    /// What a load read of a topic: the brokers' ID, the topic folder, and the partitions that
+    /// hold offsets of the old topic when it was re-created.
+    pub(crate) fn observe_topic(
+        &mut self,
+        topic: &str,
+        current: Option<String>,
+        folder: Option<&Node>,
+        old: BTreeSet<i32>,
+    ) {
+        let node = Some(folder.map(|n| (n.version, parse_topic_identity(&n.data))));
+        self.topics
+            .insert(topic.to_string(), TopicSeen { current, node, old });
+    }
+
     /// What was read once this keeper took ownership: as [`Tracker::observe`], but the offsets
     /// of deferred commits stay (the job goes on from them).
     fn adopt(&mut self, partition: &TopicPartition, node: Option<&Node>) {
@@ -185,6 +229,16 @@ impl Tracker {
         merged
     }
 
+    /// Partitions of a re-created topic committed for the new topic (written, or holding the
+    /// committed value already) hold no old offset now.
+    fn forget_old(&mut self, entries: &[Entry<'_>]) {
+        for entry in entries {
+            if let Some(seen) = self.topics.get_mut(&entry.partition.topic) {
+                seen.old.remove(&entry.partition.partition);
+            }
+        }
+    }
+
     /// Forgets what this keeper committed for the partition: the load chose to start elsewhere.
     pub(crate) fn reset_floor(&mut self, partition: &TopicPartition) {
         if let Some(seen) = self.nodes.get_mut(partition) {
@@ -211,6 +265,8 @@ enum Role {
     Dir,
     OwnerCheck,
     Leaf(usize),
+    /// The topic ID written into a topic folder; the index of an entry of that topic.
+    Identity(usize),
 }
 
 /// Why one attempt did not commit.
@@ -514,12 +570,23 @@ impl OffsetKeeper {
         // fencing, every node: the write must not rely on what was seen before).
         let mut dirs: Vec<String> = layout.group_dirs();
         let mut topics = HashSet::new();
+        // Topic folders, with their topic, whose identity must be read (again).
+        let mut topic_dirs: HashMap<String, &str> = HashMap::new();
         for entry in entries {
-            if topics.insert(entry.partition.topic.as_str()) {
-                dirs.push(layout.topic_dir(&entry.partition.topic));
+            let topic = entry.partition.topic.as_str();
+            if topics.insert(topic) {
+                let dir = layout.topic_dir(topic);
+                if tracker
+                    .topics
+                    .get(topic)
+                    .is_some_and(|seen| seen.current.is_some() && seen.node.is_none())
+                {
+                    topic_dirs.insert(dir.clone(), topic);
+                }
+                dirs.push(dir);
             }
         }
-        dirs.retain(|dir| !tracker.dirs.contains(dir));
+        dirs.retain(|dir| !tracker.dirs.contains(dir) || topic_dirs.contains_key(dir));
         let unknown: Vec<&Entry> = entries
             .iter()
             .filter(|entry| {
@@ -544,6 +611,19 @@ impl OffsetKeeper {
                     tracker.dirs.insert(dir.clone());
                 } else {
                     missing_dirs.push(dir.clone());
+                }
+                let topic = dir.rsplit('/').next().unwrap_or_default();
+                if dir.len() > layout.offsets_dir().len() {
+                    // A folder already seen keeps the version seen, for fencing.
+                    match tracker.topics.get_mut(topic) {
+                        Some(seen) if matches!(seen.node, None | Some(None)) => {
+                            seen.node = Some(
+                                node.as_ref()
+                                    .map(|n| (n.version, parse_topic_identity(&n.data))),
+                            );
+                        }
+                        _ => {}
+                    }
                 }
             }
             for (entry, node) in unknown.iter().zip(leaf_nodes) {
@@ -589,19 +669,74 @@ impl OffsetKeeper {
             }
         }
 
-        // The operations: folders to create, the ownership check, then one per partition.
+        // The topic IDs to record: of topics whose old offsets this batch overwrites all.
+        let in_batch: Option<HashSet<(&str, i32)>> = topics
+            .iter()
+            .any(|topic| {
+                tracker
+                    .topics
+                    .get(*topic)
+                    .is_some_and(|s| !s.old.is_empty())
+            })
+            .then(|| {
+                entries
+                    .iter()
+                    .map(|e| (e.partition.topic.as_str(), e.partition.partition))
+                    .collect()
+            });
+        let identity_of = |topic: &str| -> Option<Vec<u8>> {
+            let seen = tracker.topics.get(topic)?;
+            let id = seen.to_write()?;
+            let covered = match &in_batch {
+                Some(in_batch) => seen.old.iter().all(|p| in_batch.contains(&(topic, *p))),
+                None => true,
+            };
+            covered.then(|| encode_topic_identity(id))
+        };
+        // The operations: folders to create (a topic's with its ID), the ownership check, then
+        // one per partition, then the topic IDs of folders that exist.
+        let offsets_dir_len = layout.offsets_dir().len();
         let mut head: Vec<(WriteOp, Role)> = missing_dirs
             .iter()
             .map(|dir| {
+                let data = if dir.len() > offsets_dir_len {
+                    identity_of(dir.rsplit('/').next().unwrap_or_default()).unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
                 (
                     WriteOp::Create {
                         path: dir.clone(),
-                        data: Vec::new(),
+                        data,
                     },
                     Role::Dir,
                 )
             })
             .collect();
+        let mut identities: Vec<(WriteOp, Role)> = Vec::new();
+        let mut first_of_topic = HashSet::new();
+        // Once recorded, an ID costs a commit nothing more than this look.
+        let any_to_write = tracker.topics.values().any(|s| s.to_write().is_some());
+        for (index, entry) in entries.iter().enumerate().filter(|_| any_to_write) {
+            let topic = entry.partition.topic.as_str();
+            if !first_of_topic.insert(topic) {
+                continue;
+            }
+            let Some(Some(Some((version, _)))) = tracker.topics.get(topic).map(|s| &s.node) else {
+                continue;
+            };
+            let version = *version;
+            if let Some(data) = identity_of(topic) {
+                identities.push((
+                    WriteOp::SetData {
+                        path: layout.topic_dir(topic),
+                        data,
+                        version: self.fencing.then_some(version),
+                    },
+                    Role::Identity(index),
+                ));
+            }
+        }
         let owner_check = self.owners.is_registered(group).then(|| {
             (
                 WriteOp::Check {
@@ -643,15 +778,33 @@ impl OffsetKeeper {
             summary.written += 1;
             leaves.push((op, Role::Leaf(index)));
         }
-        if summary.written == 0 {
+        if summary.written == 0 && identities.is_empty() {
+            if in_batch.is_some() {
+                tracker.forget_old(entries);
+            }
             return Ok(summary);
         }
 
-        // One multi; more only for batches beyond one request's size.
-        let lengths: Vec<usize> = chunks_by_size(&leaves, |(op, _)| op.estimated_bytes())
-            .iter()
-            .map(|chunk| chunk.len())
-            .collect();
+        // One multi; more only for batches beyond one request's size. The topic IDs go in the
+        // last one: a batch split over requests records a new ID only with its last offsets
+        // (their bytes are kept free in every request, which one is last is known only after).
+        let head_bytes: usize = head.iter().map(|(op, _)| op.estimated_bytes()).sum();
+        let check_bytes = owner_check
+            .as_ref()
+            .map_or(0, |(op, _)| op.estimated_bytes());
+        let identity_bytes: usize = identities.iter().map(|(op, _)| op.estimated_bytes()).sum();
+        let mut lengths: Vec<usize> = chunks_beside(
+            &leaves,
+            |(op, _)| op.estimated_bytes(),
+            head_bytes.saturating_sub(check_bytes),
+            check_bytes + identity_bytes,
+        )
+        .iter()
+        .map(|chunk| chunk.len())
+        .collect();
+        if lengths.is_empty() {
+            lengths.push(0);
+        }
         let mut leaves = leaves.into_iter();
         let mut chunks: Vec<Vec<(WriteOp, Role)>> = Vec::with_capacity(lengths.len());
         for (i, length) in lengths.into_iter().enumerate() {
@@ -662,6 +815,9 @@ impl OffsetKeeper {
             };
             ops.extend(leaves.by_ref().take(length));
             chunks.push(ops);
+        }
+        if let Some(last) = chunks.last_mut() {
+            last.append(&mut identities);
         }
         if chunks.len() > 1 {
             log::warn!(
@@ -691,6 +847,15 @@ impl OffsetKeeper {
                             }
                         }
                     }
+                    // A topic folder whose ID may or may not be written is read again.
+                    for (_, role) in chunk {
+                        if let Role::Identity(i) = role {
+                            if let Some(seen) = tracker.topics.get_mut(&entries[*i].partition.topic)
+                            {
+                                seen.node = None;
+                            }
+                        }
+                    }
                     return Err(Failed::Final(err));
                 }
             };
@@ -701,6 +866,30 @@ impl OffsetKeeper {
                         match role {
                             Role::Dir => {
                                 tracker.dirs.insert(op.path().to_string());
+                                if let WriteOp::Create { path, data } = op {
+                                    let topic = path.rsplit('/').next().unwrap_or_default();
+                                    if path.len() > offsets_dir_len {
+                                        if let Some(seen) = tracker.topics.get_mut(topic) {
+                                            let id = parse_topic_identity(data);
+                                            if id.is_some() {
+                                                seen.old.clear();
+                                            }
+                                            seen.node = Some(Some((0, id)));
+                                        }
+                                    }
+                                }
+                            }
+                            Role::Identity(i) => {
+                                let topic = &entries[*i].partition.topic;
+                                if let (
+                                    Some(seen),
+                                    Applied::Written { version },
+                                    WriteOp::SetData { data, .. },
+                                ) = (tracker.topics.get_mut(topic), applied, op)
+                                {
+                                    seen.node = Some(Some((version, parse_topic_identity(data))));
+                                    seen.old.clear();
+                                }
                             }
                             Role::OwnerCheck => {}
                             Role::Leaf(i) => {
@@ -739,6 +928,9 @@ impl OffsetKeeper {
                         .await);
                 }
             }
+        }
+        if in_batch.is_some() {
+            tracker.forget_old(entries);
         }
         Ok(summary)
     }
@@ -793,6 +985,37 @@ impl OffsetKeeper {
                     }),
                     Err(other) => Failed::Final(other),
                 }
+            }
+            // The topic folder changed since this keeper read its ID.
+            (Role::Identity(i), _) => {
+                let entry = &entries[i];
+                let seen = tracker.topics.get_mut(&entry.partition.topic);
+                let before = seen
+                    .as_ref()
+                    .and_then(|seen| seen.node.clone())
+                    .flatten()
+                    .map(|(version, _)| version);
+                if let Some(seen) = seen {
+                    seen.node = None;
+                }
+                if !self.fencing || !matches!(error, zk::Error::BadVersion | zk::Error::NoNode) {
+                    return if matches!(error, zk::Error::BadVersion | zk::Error::NoNode) {
+                        Failed::Again(zk_error(error))
+                    } else {
+                        Failed::Final(zk_error(error))
+                    };
+                }
+                Failed::Final(Error::CommitConflict {
+                    group: group.to_string(),
+                    partition: entry.partition.clone(),
+                    detail: format!(
+                        "the topic folder {}, which records the topic ID, is no longer at version {} that this keeper last saw ({}): another writer (a second job on this group, a zombie driver, or an operator's tool) changed it. Nothing of this commit was written{}. Load again to take the stored offsets over, or turn fencing off",
+                        op.path(),
+                        before.map_or("unknown".to_string(), |v| v.to_string()),
+                        error,
+                        earlier(applied_before)
+                    ),
+                })
             }
             (Role::Leaf(i), zk::Error::NoNode) if matches!(op, WriteOp::Create { .. }) => {
                 // The topic folder went (an operator deleted the topic's offsets): not a

@@ -1,21 +1,24 @@
 //! `load` and `commit`: the two operations a Spark job runs, on one ZooKeeper session and one
 //! Kafka client.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::commit::Trackers;
 use crate::error::{Error, Result};
-use crate::fast_hash::FastMap;
 use crate::kafka::{Brokers, KafkaSettings};
 use crate::names::{check_name, check_partition};
 use crate::ownership::Owners;
 use crate::runtime::runtime;
-use crate::validate::{validate, Action, Decision, OnMissing, PartitionRange, Policy, Stored};
-use crate::zookeeper::layout::GroupLayout;
+use crate::validate::{
+    validate, validate_recreated, Action, Decision, OnMissing, PartitionRange, Policy, Recreated,
+    Stored,
+};
+use crate::zookeeper::layout::{parse_topic_identity, GroupLayout};
 use crate::zookeeper::{WriteOp, ZkConfig, ZkStore};
 use crate::TopicPartition;
+use rustc_hash::FxHashMap;
 
 /// How long closing a keeper waits for ZooKeeper to delete its ownership nodes, at most.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -114,6 +117,14 @@ pub struct Inspected {
     pub range: PartitionRange,
 }
 
+impl Inspected {
+    /// The partition's lag ([`crate::lag`]): log end minus the stored offset, `None` when
+    /// nothing usable is stored.
+    pub fn lag(&self) -> Option<i64> {
+        crate::lag::lag(&self.stored, Some(self.range))
+    }
+}
+
 /// What load found and decided for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionReport {
@@ -121,13 +132,38 @@ pub struct PartitionReport {
     pub stored: Stored,
     pub range: PartitionRange,
     pub decision: Decision,
+    /// Set when the topic was re-created since the offsets were stored (the topic ID recorded
+    /// beside them is not the brokers'); the action is then [`Action::Recreated`] for a stored
+    /// offset.
+    pub recreated: Option<Recreated>,
+}
+
+impl PartitionReport {
+    /// The action as reports show it: `re-created (id A -> B)` for a re-created topic's
+    /// stored offset, else the action's name.
+    pub fn action_text(&self) -> String {
+        match (&self.recreated, self.decision.action) {
+            (Some(recreated), Action::Recreated) => recreated.to_string(),
+            (_, action) => action.name().to_string(),
+        }
+    }
+}
+
+/// An offset stored for a partition the topic no longer has (it was re-created with fewer
+/// partitions, or the brokers lost it): never handed to Spark, reported, and left in place
+/// (`offsetkeeper delete --stale` removes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StalePartition {
+    pub partition: TopicPartition,
+    pub stored: Stored,
 }
 
 /// The result of a load: one entry for every partition that exists now, in topic order then
-/// partition order.
+/// partition order; and the offsets stored for partitions that no longer exist.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loaded {
     pub partitions: Vec<PartitionReport>,
+    pub stale: Vec<StalePartition>,
 }
 
 impl Loaded {
@@ -162,10 +198,22 @@ impl Loaded {
                     r.range.earliest.to_string(),
                     r.range.latest.to_string(),
                     r.decision.offset.to_string(),
-                    r.decision.action.name().to_string(),
+                    r.action_text(),
                     r.decision.records_lost.to_string(),
                 ]
             })
+            .chain(self.stale.iter().map(|s| {
+                [
+                    s.partition.topic.clone(),
+                    s.partition.partition.to_string(),
+                    s.stored.to_string(),
+                    "-".to_string(),
+                    "-".to_string(),
+                    "-".to_string(),
+                    STALE.to_string(),
+                    "0".to_string(),
+                ]
+            }))
             .collect();
         let mut widths = header.clone().map(|h| h.len());
         for row in &rows {
@@ -192,6 +240,17 @@ impl Loaded {
             .iter()
             .filter(|report| report.decision.action != Action::Kept)
     }
+}
+
+/// The action shown for an offset stored for a partition that no longer exists.
+pub const STALE: &str = "stale (partition no longer exists)";
+
+/// What a load read: the partitions that exist, the topics re-created since their offsets
+/// were stored, and the offsets stored for partitions that no longer exist.
+struct Inspection {
+    partitions: Vec<Inspected>,
+    recreated: HashMap<String, Recreated>,
+    stale: Vec<StalePartition>,
 }
 
 /// What a commit did.
@@ -328,31 +387,83 @@ impl OffsetKeeper {
         let topics = checked_topics(group, topics)?;
         let brokers = self.brokers()?;
         runtime()?.block_on(async {
-            let partitions = brokers.partitions(&topics).await?;
-            self.inspect_partitions(group, partitions, false).await
+            let (partitions, ids) = brokers.partitions_and_ids(&topics).await?;
+            let inspection = self
+                .inspect_partitions(group, &topics, partitions, ids, false)
+                .await?;
+            Ok(inspection.partitions)
         })
     }
 
     /// Stored offsets and ranges of the partitions, asked of ZooKeeper and Kafka at the same
-    /// time. With `own`, the partitions' ownership is taken first (on the ZooKeeper side), and
-    /// what was read becomes what this keeper last saw (for fencing), read and recorded without
-    /// a commit of this keeper in between.
+    /// time, with each topic's folder (the topic ID recorded beside the offsets) and the offsets
+    /// stored for partitions that no longer exist. With `own`, the partitions' ownership is
+    /// taken first (on the ZooKeeper side), and what was read becomes what this keeper last saw
+    /// (for fencing, and the topic IDs commits record), read and recorded without a commit of
+    /// this keeper in between.
     #[allow(clippy::await_holding_lock)] // see the tracker below
     async fn inspect_partitions(
         &self,
         group: &str,
+        topics: &[String],
         partitions: Vec<TopicPartition>,
+        ids: HashMap<String, Option<String>>,
         own: bool,
-    ) -> Result<Vec<Inspected>> {
+    ) -> Result<Inspection> {
         let brokers = self.brokers()?;
         let layout = GroupLayout {
             base_path: &self.store.config().base_path,
             group,
         };
+        // The partitions' nodes, then the topics' folders, in one read.
         let paths: Vec<String> = partitions
             .iter()
             .map(|tp| layout.offset_path(&tp.topic, tp.partition))
+            .chain(topics.iter().map(|topic| layout.topic_dir(topic)))
             .collect();
+        let read = || async {
+            let dirs = &paths[partitions.len()..];
+            let (nodes, listed) = futures::try_join!(
+                self.store.read_nodes(&paths),
+                futures::future::try_join_all(dirs.iter().map(|dir| self.store.children(dir)))
+            )?;
+            let existing: HashSet<&TopicPartition> = partitions.iter().collect();
+            let mut stale = Vec::new();
+            for (topic, children) in topics.iter().zip(listed) {
+                let mut numbers: Vec<i32> = children
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|child| crate::admin::parse_partition(child))
+                    .collect();
+                numbers.sort_unstable();
+                stale.extend(
+                    numbers
+                        .into_iter()
+                        .map(|n| TopicPartition::new(topic, n))
+                        .filter(|tp| !existing.contains(tp)),
+                );
+            }
+            let stale_paths: Vec<String> = stale
+                .iter()
+                .map(|tp| layout.offset_path(&tp.topic, tp.partition))
+                .collect();
+            let stale_nodes = if stale.is_empty() {
+                Vec::new()
+            } else {
+                self.store.read_nodes(&stale_paths).await?
+            };
+            let stale: Vec<StalePartition> = stale
+                .into_iter()
+                .zip(stale_nodes)
+                .filter_map(|(partition, node)| {
+                    node.map(|node| StalePartition {
+                        partition,
+                        stored: Stored::parse(&node.data),
+                    })
+                })
+                .collect();
+            Ok::<_, Error>((nodes, stale))
+        };
         // One deadline for the ZooKeeper side: the request timeout, plus the wait for another
         // owner to go when ownership is taken.
         let owning = own && self.ownership.enabled;
@@ -364,7 +475,7 @@ impl OffsetKeeper {
             };
         let stored = self.store.bounded(budget, async {
             if !own {
-                return self.store.read_nodes(&paths).await;
+                return read().await;
             }
             if owning {
                 let wait = self.ownership_wait();
@@ -376,28 +487,63 @@ impl OffsetKeeper {
             // future runs on the caller's thread (block_on), and commits take this lock
             // outside the runtime too.
             let mut trackers = self.tracker();
-            let nodes = self.store.read_nodes(&paths).await?;
+            let (nodes, stale) = read().await?;
             let tracker = trackers.group(group);
             for (partition, node) in partitions.iter().zip(&nodes) {
                 tracker.observe(partition, node.as_ref());
             }
-            Ok(nodes)
+            let folders = &nodes[partitions.len()..];
+            for (topic, folder) in topics.iter().zip(folders) {
+                let current = ids.get(topic).cloned().flatten();
+                let stored_id = folder.as_ref().and_then(|f| parse_topic_identity(&f.data));
+                let old: BTreeSet<i32> =
+                    if Recreated::between(stored_id.as_deref(), current.as_deref()).is_some() {
+                        partitions
+                            .iter()
+                            .zip(&nodes)
+                            .filter(|(tp, node)| tp.topic == *topic && node.is_some())
+                            .map(|(tp, _)| tp.partition)
+                            .collect()
+                    } else {
+                        BTreeSet::new()
+                    };
+                tracker.observe_topic(topic, current, folder.as_ref(), old);
+            }
+            Ok((nodes, stale))
         });
-        let (stored, mut ranges) = futures::try_join!(stored, brokers.ranges(&partitions))?;
-        partitions
+        let ((nodes, stale), mut ranges) = futures::try_join!(stored, brokers.ranges(&partitions))?;
+        let (leaves, folders) = nodes.split_at(partitions.len());
+        let recreated: HashMap<String, Recreated> = topics
+            .iter()
+            .zip(folders)
+            .filter_map(|(topic, folder)| {
+                let stored_id = folder.as_ref().and_then(|f| parse_topic_identity(&f.data));
+                let current = ids.get(topic).cloned().flatten();
+                Recreated::between(stored_id.as_deref(), current.as_deref())
+                    .map(|recreated| (topic.clone(), recreated))
+            })
+            .collect();
+        let partitions = partitions
             .into_iter()
-            .zip(stored)
+            .zip(leaves)
             .map(|(partition, node)| {
                 let range = ranges.remove(&partition).ok_or_else(|| {
                     Error::Internal(format!("no offset range returned for {partition}"))
                 })?;
                 Ok(Inspected {
-                    stored: node.map_or(Stored::Missing, |node| Stored::parse(&node.data)),
+                    stored: node
+                        .as_ref()
+                        .map_or(Stored::Missing, |node| Stored::parse(&node.data)),
                     partition,
                     range,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<Inspected>>>()?;
+        Ok(Inspection {
+            partitions,
+            recreated,
+            stale,
+        })
     }
 
     /// Discovers the topics' partitions, takes ownership of them (unless ownership is off),
@@ -413,8 +559,10 @@ impl OffsetKeeper {
             // The ZooKeeper session opens while the brokers are asked for the partitions.
             let timeout = self.store.config().request_timeout;
             let connect = self.store.bounded(timeout, self.store.connect());
-            let (partitions, ()) = futures::try_join!(brokers.partitions(&topics), connect)?;
-            self.inspect_partitions(group, partitions, true).await
+            let ((partitions, ids), ()) =
+                futures::try_join!(brokers.partitions_and_ids(&topics), connect)?;
+            self.inspect_partitions(group, &topics, partitions, ids, true)
+                .await
         });
         let loaded = inspected.and_then(|inspected| self.validated(group, inspected));
         if let Err(err) = &loaded {
@@ -435,16 +583,18 @@ impl OffsetKeeper {
     }
 
     /// Validates and reports what a load read.
-    fn validated(&self, group: &str, inspected: Vec<Inspected>) -> Result<Loaded> {
-        let existing: Vec<(TopicPartition, PartitionRange)> = inspected
-            .iter()
-            .map(|i| (i.partition.clone(), i.range))
-            .collect();
-        let stored: HashMap<TopicPartition, Stored> = inspected
+    fn validated(&self, group: &str, inspection: Inspection) -> Result<Loaded> {
+        let Inspection {
+            partitions: inspected,
+            recreated,
+            stale,
+        } = inspection;
+        log_stale(group, &stale);
+        // Each partition's own stored value: no copies, no map (perf showed them at P=1000).
+        let each = inspected
             .into_iter()
-            .map(|i| (i.partition, i.stored))
-            .collect();
-        let reports = match decide(&existing, &stored, &self.policy) {
+            .map(|i| (i.partition, i.stored, i.range));
+        let reports = match decide_each(each, &recreated, &self.policy) {
             Ok(reports) => reports,
             Err(refusals) => {
                 for refusal in &refusals {
@@ -459,6 +609,7 @@ impl OffsetKeeper {
         };
         let loaded = Loaded {
             partitions: reports,
+            stale,
         };
         let mut trackers = self.tracker();
         let tracker = trackers.group(group);
@@ -469,6 +620,26 @@ impl OffsetKeeper {
         log_load(group, &loaded);
         Ok(loaded)
     }
+}
+
+/// Logs the offsets stored for partitions that no longer exist, at WARN: they stay in
+/// ZooKeeper until deleted, and a partition of that number added later would start from them.
+fn log_stale(group: &str, stale: &[StalePartition]) {
+    if stale.is_empty() {
+        return;
+    }
+    let shown: Vec<String> = stale
+        .iter()
+        .take(10)
+        .map(|s| format!("{} stored {}", s.partition, s.stored))
+        .collect();
+    let more = stale.len().saturating_sub(10);
+    log::warn!(
+        "group {group}: {} offset(s) stored for partitions that no longer exist, not loaded: {}{}; `offsetkeeper delete --stale` removes them",
+        stale.len(),
+        shown.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    );
 }
 
 /// Up to this many corrections are logged one line each; more get one summary line, and
@@ -527,7 +698,7 @@ fn log_load(group: &str, loaded: &Loaded) {
             report.range.earliest,
             report.range.latest,
             report.decision.offset,
-            report.decision.action.name(),
+            report.action_text(),
             report.decision.records_lost
         );
     }
@@ -583,25 +754,54 @@ impl Drop for OffsetKeeper {
 
 /// A load's decisions, a pure function: one report per partition that exists now (with its
 /// range), in the order given, from what is stored (a partition absent from `stored` has
-/// nothing stored). Offsets stored for partitions that do not exist are never returned. A
-/// `fail` policy that applies gives every refused partition instead.
+/// nothing stored). The stored offsets of a topic in `recreated` follow `on_recreated`
+/// whatever the range says. Offsets stored for partitions that do not exist are never
+/// returned. A `fail` policy that applies gives every refused partition instead.
 pub fn decide(
     existing: &[(TopicPartition, PartitionRange)],
     stored: &HashMap<TopicPartition, Stored>,
+    recreated: &HashMap<String, Recreated>,
     policy: &Policy,
 ) -> std::result::Result<Vec<PartitionReport>, Vec<String>> {
-    let mut reports = Vec::with_capacity(existing.len());
+    decide_each(
+        existing.iter().map(|(partition, range)| {
+            let stored = stored.get(partition).cloned().unwrap_or(Stored::Missing);
+            (partition.clone(), stored, *range)
+        }),
+        recreated,
+        policy,
+    )
+}
+
+/// [`decide`] over each partition with what is stored for it, in the order given.
+fn decide_each(
+    each: impl ExactSizeIterator<Item = (TopicPartition, Stored, PartitionRange)>,
+    recreated: &HashMap<String, Recreated>,
+    policy: &Policy,
+) -> std::result::Result<Vec<PartitionReport>, Vec<String>> {
+    let mut reports = Vec::with_capacity(each.len());
     let mut refusals = Vec::new();
-    for (partition, range) in existing {
-        let stored = stored.get(partition).cloned().unwrap_or(Stored::Missing);
-        match validate(&stored, *range, policy) {
+    for (partition, stored, range) in each {
+        let recreated = recreated.get(&partition.topic);
+        let decided = match recreated {
+            Some(_) => validate_recreated(&stored, range, policy),
+            None => validate(&stored, range, policy),
+        };
+        match decided {
             Ok(decision) => reports.push(PartitionReport {
-                partition: partition.clone(),
+                partition,
                 stored,
-                range: *range,
+                range,
                 decision,
+                recreated: recreated.cloned(),
             }),
-            Err(refusal) => refusals.push(format!("{partition}: {refusal}")),
+            Err(refusal) => match recreated {
+                Some(recreated) => refusals.push(format!(
+                    "{partition}: topic {} was {recreated}: {refusal}",
+                    partition.topic
+                )),
+                None => refusals.push(format!("{partition}: {refusal}")),
+            },
         }
     }
     if refusals.is_empty() {
@@ -635,7 +835,7 @@ fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
 /// `migrate` to a Kafka consumer group).
 pub fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
     check_name("group", group)?;
-    let mut seen: FastMap<&TopicPartition, i64> = FastMap::default();
+    let mut seen: FxHashMap<&TopicPartition, i64> = FxHashMap::default();
     seen.reserve(offsets.len());
     let mut checked_topic: Option<&str> = None;
     for (tp, offset) in offsets {
@@ -664,6 +864,58 @@ mod tests {
 
     fn tp(topic: &str, partition: i32) -> TopicPartition {
         TopicPartition::new(topic, partition)
+    }
+
+    #[test]
+    fn a_recreated_topics_stored_offsets_follow_on_recreated_even_within_range() {
+        let range = PartitionRange {
+            earliest: 0,
+            latest: 500,
+        };
+        let existing = vec![
+            (tp("t", 0), range),
+            (tp("t", 1), range),
+            (tp("u", 0), range),
+        ];
+        let stored: HashMap<TopicPartition, Stored> = [
+            (tp("t", 0), Stored::Offset(300)),
+            (tp("u", 0), Stored::Offset(300)),
+        ]
+        .into_iter()
+        .collect();
+        let recreated: HashMap<String, Recreated> = [(
+            "t".to_string(),
+            Recreated {
+                stored_id: "A".into(),
+                current_id: "B".into(),
+            },
+        )]
+        .into_iter()
+        .collect();
+        let reports = decide(&existing, &stored, &recreated, &Policy::default()).unwrap();
+        assert_eq!(reports[0].decision.offset, 0);
+        assert_eq!(reports[0].decision.action, Action::Recreated);
+        assert_eq!(reports[0].action_text(), "re-created (id A -> B)");
+        // Nothing stored: initialized as ever; another topic: kept as ever.
+        assert_eq!(reports[1].decision.action, Action::Initialized);
+        assert_eq!(reports[1].action_text(), "initialized");
+        assert_eq!(reports[2].decision.action, Action::Kept);
+        assert_eq!(reports[2].decision.offset, 300);
+        // Without the IDs, today's decision: kept.
+        let plain = decide(&existing, &stored, &HashMap::new(), &Policy::default()).unwrap();
+        assert_eq!(plain[0].decision.action, Action::Kept);
+        let fail = Policy {
+            on_recreated: crate::validate::OnRecreated::Fail,
+            ..Policy::default()
+        };
+        let refusals = decide(&existing, &stored, &recreated, &fail).unwrap_err();
+        assert_eq!(refusals.len(), 1, "{refusals:?}");
+        assert!(
+            refusals[0].starts_with("t-0: topic t was re-created (id A -> B): stored 300")
+                && refusals[0].contains("on_recreated=fail"),
+            "{}",
+            refusals[0]
+        );
     }
 
     #[test]

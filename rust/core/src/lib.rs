@@ -5,10 +5,11 @@
 
 mod admin;
 mod commit;
+pub mod config;
 pub mod error;
-pub mod fast_hash;
 pub mod kafka;
 mod keeper;
+mod lag;
 pub mod names;
 mod ownership;
 mod pem;
@@ -25,11 +26,12 @@ pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
 pub use keeper::{
     check_commit, decide, CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, Ownership,
-    PartitionReport, DEFAULT_COMMIT_OUTAGE_TOLERANCE,
+    PartitionReport, StalePartition, DEFAULT_COMMIT_OUTAGE_TOLERANCE,
 };
+pub use lag::lag;
 pub use validate::{
-    validate, Action, Decision, OnAboveRange, OnBelowRange, OnMissing, PartitionRange, Policy,
-    Refusal, Stored,
+    validate, validate_recreated, Action, Decision, OnAboveRange, OnBelowRange, OnMissing,
+    OnRecreated, PartitionRange, Policy, Recreated, Refusal, Stored,
 };
 pub use zookeeper::{ReadMode, ZkConfig};
 

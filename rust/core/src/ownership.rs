@@ -22,6 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
 use crate::zookeeper::layout::GroupLayout;
 use crate::zookeeper::{chunks_by_size, Node, WriteOp, ZkStore};
@@ -78,38 +80,34 @@ impl Identity {
     /// The value of `ids/<consumer id>`: the old consumer's registration JSON, plus host, pid,
     /// and (where known) the process's start time and pid namespace.
     fn registration(&self, topics: &BTreeSet<String>) -> Vec<u8> {
-        let subscription: Vec<String> = topics.iter().map(|t| format!("\"{t}\":1")).collect();
-        let mut process = String::new();
-        if let Some(ticks) = self.start_ticks {
-            process.push_str(&format!(",\"starttime\":{ticks}"));
-        }
-        if let Some(ns) = self.pid_ns {
-            process.push_str(&format!(",\"pidns\":{ns}"));
-        }
-        format!(
-            "{{\"version\":1,\"subscription\":{{{}}},\"pattern\":\"static\",\"timestamp\":\"{}\",\"host\":\"{}\",\"pid\":{}{process},\"client\":\"offsetkeeper {}\"}}",
-            subscription.join(","),
-            self.since_ms,
-            self.host,
-            self.pid,
-            env!("CARGO_PKG_VERSION")
-        )
-        .into_bytes()
+        let registration = Registration {
+            version: 1,
+            subscription: topics.iter().map(|topic| (topic.as_str(), 1)).collect(),
+            pattern: "static",
+            timestamp: self.since_ms.to_string(),
+            host: &self.host,
+            pid: self.pid,
+            starttime: self.start_ticks,
+            pidns: self.pid_ns,
+            client: concat!("offsetkeeper ", env!("CARGO_PKG_VERSION")),
+        };
+        // Strings, integers and a map with string keys: serializing cannot fail.
+        serde_json::to_vec(&registration).unwrap_or_default()
     }
 
     /// Why the process that wrote a registration is known to be gone: it registered from this
     /// host and pid namespace, and its pid is free, a zombie's, or another process's (a
     /// different start time). `None` when it may live: another host or namespace, a live pid
     /// with the same start time, or anything that cannot be read.
-    fn gone(&self, fields: &BTreeMap<String, String>) -> Option<String> {
-        if fields.get("host") != Some(&self.host) {
+    fn gone(&self, registered: &Registered) -> Option<String> {
+        if registered.host.as_ref() != Some(&self.host) {
             return None;
         }
-        let ns: u64 = fields.get("pidns")?.parse().ok()?;
+        let ns = registered.pidns?;
         if Some(ns) != self.pid_ns {
             return None;
         }
-        let pid: u32 = fields.get("pid")?.parse().ok()?;
+        let pid = registered.pid?;
         if !process_exists(pid)? {
             return Some(format!("no process has pid {pid}"));
         }
@@ -117,13 +115,47 @@ impl Identity {
         if stat.zombie {
             return Some(format!("process {pid} has exited (a zombie)"));
         }
-        let recorded: u64 = fields.get("starttime")?.parse().ok()?;
+        let recorded = registered.starttime?;
         (stat.start_ticks != recorded).then(|| {
             format!(
                 "pid {pid} is another process now (started at tick {}, the owner at tick {recorded})",
                 stat.start_ticks
             )
         })
+    }
+}
+
+/// The JSON of an `ids` node as this keeper writes it: Kafka's old consumer's fields, then
+/// host, pid, start time, pid namespace and client.
+#[derive(Serialize)]
+struct Registration<'a> {
+    version: u32,
+    subscription: BTreeMap<&'a str, u32>,
+    pattern: &'a str,
+    timestamp: String,
+    host: &'a str,
+    pid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    starttime: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pidns: Option<u64>,
+    client: &'a str,
+}
+
+/// What a keeper reads of an `ids` node, which any tool may have written: the fields that tell
+/// whether its process is gone. Absent ones (Kafka's old consumer writes none of them) and a
+/// value that is not a JSON object leave them unknown.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct Registered {
+    host: Option<String>,
+    pid: Option<u32>,
+    starttime: Option<u64>,
+    pidns: Option<u64>,
+}
+
+impl Registered {
+    fn parse(data: &[u8]) -> Registered {
+        serde_json::from_slice(data).unwrap_or_default()
     }
 }
 
@@ -472,8 +504,8 @@ impl Owners {
             let Some(registration) = registration else {
                 continue;
             };
-            let fields = json_fields(&String::from_utf8_lossy(&registration.data));
-            let Some(reason) = self.identity.gone(&fields) else {
+            let registered = Registered::parse(&registration.data);
+            let Some(reason) = self.identity.gone(&registered) else {
                 continue;
             };
             // Only the nodes of the registration's own session.
@@ -518,8 +550,10 @@ impl Owners {
                     }
                 }
             }
-            let host = fields.get("host").map_or("unknown", String::as_str);
-            let pid = fields.get("pid").map_or("unknown", String::as_str);
+            let host = registered.host.as_deref().unwrap_or("unknown");
+            let pid = registered
+                .pid
+                .map_or_else(|| "unknown".to_string(), |pid| pid.to_string());
             match refused {
                 None => {
                     sent = true;
@@ -627,13 +661,14 @@ pub(crate) async fn describe_owner(
             .ok()
             .and_then(|mut values| values.pop().flatten()),
     };
-    let text = registration
+    let registered = registration
         .as_deref()
-        .map(String::from_utf8_lossy)
+        .map(Registered::parse)
         .unwrap_or_default();
-    let fields = json_fields(&text);
-    let host = fields.get("host").map_or("unknown", String::as_str);
-    let pid = fields.get("pid").map_or("unknown", String::as_str);
+    let host = registered.host.as_deref().unwrap_or("unknown");
+    let pid = registered
+        .pid
+        .map_or_else(|| "unknown".to_string(), |pid| pid.to_string());
     format!(
         "'{thread}' (host {host}, pid {pid}, since {}, ZooKeeper session 0x{:x})",
         format_utc(owner.ctime),
@@ -653,59 +688,11 @@ fn consumer_of(owner: &[u8]) -> Option<String> {
     (!consumer.is_empty() && !consumer.contains('/')).then_some(consumer)
 }
 
-/// The top-level string and number fields of a flat JSON object, for reading the `ids` nodes
-/// offsetkeeper writes (no escapes in them). Anything else is skipped.
-fn json_fields(text: &str) -> BTreeMap<String, String> {
-    let mut fields = BTreeMap::new();
-    let mut rest = text;
-    while let Some(start) = rest.find('"') {
-        rest = &rest[start + 1..];
-        let Some(end) = rest.find('"') else { break };
-        let key = &rest[..end];
-        rest = &rest[end + 1..];
-        let Some(after_colon) = rest.trim_start().strip_prefix(':') else {
-            continue;
-        };
-        let value = after_colon.trim_start();
-        if let Some(quoted) = value.strip_prefix('"') {
-            if let Some(close) = quoted.find('"') {
-                fields.insert(key.to_string(), quoted[..close].to_string());
-                rest = &quoted[close + 1..];
-            }
-        } else {
-            let number: String = value
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '-')
-                .collect();
-            if !number.is_empty() {
-                fields.insert(key.to_string(), number);
-            }
-            rest = value;
-        }
-    }
-    fields
-}
-
-/// Milliseconds since the epoch as `2024-05-01T12:00:00Z`.
+/// Milliseconds since the epoch as `2024-05-01T12:00:00Z` (the milliseconds left out); the
+/// bare number when out of the calendar's range.
 pub(crate) fn format_utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, day_secs) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        day_secs / 3600,
-        day_secs % 3600 / 60,
-        day_secs % 60
-    )
+    jiff::Timestamp::from_second(ms.div_euclid(1000))
+        .map_or_else(|_| format!("{ms} ms since the epoch"), |at| at.to_string())
 }
 
 fn now_ms() -> i64 {
@@ -758,63 +745,102 @@ mod tests {
     fn registration_is_the_old_consumers_json_with_host_and_pid() {
         let identity = Identity::new();
         let topics: BTreeSet<String> = ["a".to_string(), "b".to_string()].into();
-        let text = String::from_utf8(identity.registration(&topics)).unwrap();
+        let data = identity.registration(&topics);
+        let text = String::from_utf8(data.clone()).unwrap();
         assert!(
-            text.contains("\"subscription\":{\"a\":1,\"b\":1}"),
+            text.starts_with(
+                "{\"version\":1,\"subscription\":{\"a\":1,\"b\":1},\"pattern\":\"static\",\"timestamp\":\""
+            ),
             "{text}"
         );
-        let fields = json_fields(&text);
-        assert_eq!(fields.get("pid"), Some(&std::process::id().to_string()));
-        assert_eq!(fields.get("host"), Some(&identity.host));
-        assert_eq!(fields.get("pattern").map(String::as_str), Some("static"));
-        assert_eq!(fields.get("version").map(String::as_str), Some("1"));
+        assert!(
+            text.ends_with(&format!(
+                ",\"client\":\"offsetkeeper {}\"}}",
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{text}"
+        );
+        let registered = Registered::parse(&data);
+        assert_eq!(registered.pid, Some(std::process::id()));
+        assert_eq!(registered.host.as_ref(), Some(&identity.host));
+        assert_eq!(registered.starttime, identity.start_ticks);
+        assert_eq!(registered.pidns, identity.pid_ns);
     }
 
     #[test]
     fn only_a_gone_process_of_this_host_and_namespace_is_gone() {
         let identity = Identity::new();
-        let text = String::from_utf8(identity.registration(&BTreeSet::new())).unwrap();
-        let mine = json_fields(&text);
-        assert!(
-            mine.contains_key("starttime") && mine.contains_key("pidns"),
-            "{text}"
-        );
+        let mine = Registered::parse(&identity.registration(&BTreeSet::new()));
+        assert!(mine.starttime.is_some() && mine.pidns.is_some(), "{mine:?}");
         assert_eq!(identity.gone(&mine), None, "this process lives");
-        let with = |key: &str, value: &str| {
-            let mut fields = mine.clone();
-            fields.insert(key.to_string(), value.to_string());
-            fields
-        };
-        let start: u64 = mine["starttime"].parse().unwrap();
-        let reused = identity.gone(&with("starttime", &(start + 1).to_string()));
+        let start = mine.starttime.unwrap();
+        let reused = identity.gone(&Registered {
+            starttime: Some(start + 1),
+            ..mine.clone()
+        });
         assert!(reused.is_some_and(|why| why.contains("another process")));
-        let free = with("pid", "4194321");
+        let free = Registered {
+            pid: Some(4_194_321),
+            ..mine.clone()
+        };
         assert!(identity
             .gone(&free)
             .is_some_and(|why| why.contains("no process")));
-        let mut elsewhere = free.clone();
-        elsewhere.insert("host".into(), "elsewhere".into());
+        let elsewhere = Registered {
+            host: Some("elsewhere".into()),
+            ..free.clone()
+        };
         assert_eq!(identity.gone(&elsewhere), None);
-        let mut other_ns = free.clone();
-        other_ns.insert("pidns".into(), "1".into());
+        let other_ns = Registered {
+            pidns: Some(1),
+            ..free.clone()
+        };
         assert_eq!(identity.gone(&other_ns), None);
-        let mut old = free;
-        old.remove("pidns");
+        let old = Registered {
+            pidns: None,
+            ..free
+        };
         assert_eq!(
             identity.gone(&old),
             None,
             "an owner that did not record its namespace"
         );
-        assert_eq!(identity.gone(&with("pid", "0")), None);
+        assert_eq!(
+            identity.gone(&Registered {
+                pid: Some(0),
+                ..mine
+            }),
+            None
+        );
     }
 
     #[test]
-    fn json_fields_skip_what_they_cannot_read() {
-        assert!(json_fields("").is_empty());
-        assert!(json_fields("not json \"unterminated").is_empty());
-        let fields = json_fields("{\"a\":{\"b\":1},\"c\":\"d\",\"e\":-5}");
-        assert_eq!(fields.get("c").map(String::as_str), Some("d"));
-        assert_eq!(fields.get("e").map(String::as_str), Some("-5"));
+    fn registrations_other_tools_wrote_are_read_or_left_unknown() {
+        // Escaped quotes and nested objects before the fields read.
+        let written = br#"{"client":"tool \"x\", \"host\":\"fake\"","subscription":{"t":1},"host":"h-1","pid":42,"starttime":7,"pidns":9}"#;
+        let registered = Registered::parse(written);
+        assert_eq!(registered.host.as_deref(), Some("h-1"));
+        assert_eq!(
+            (registered.pid, registered.starttime, registered.pidns),
+            (Some(42), Some(7), Some(9))
+        );
+        // Kafka's old consumer records no host or pid.
+        let kafka = Registered::parse(
+            br#"{"version":1,"subscription":{"t":1},"pattern":"static","timestamp":"1403061899"}"#,
+        );
+        assert_eq!((kafka.host, kafka.pid), (None, None));
+        for unreadable in [
+            &b""[..],
+            b"not json \"unterminated",
+            b"[1,2]",
+            b"{\"pid\":\"x\"}",
+        ] {
+            let registered = Registered::parse(unreadable);
+            assert!(
+                registered.host.is_none() && registered.pid.is_none(),
+                "{registered:?}"
+            );
+        }
     }
 
     #[test]
@@ -823,5 +849,9 @@ mod tests {
         assert_eq!(format_utc(951_782_400_000), "2000-02-29T00:00:00Z");
         assert_eq!(format_utc(1_714_564_800_123), "2024-05-01T12:00:00Z");
         assert_eq!(format_utc(-1000), "1969-12-31T23:59:59Z");
+        assert_eq!(
+            format_utc(i64::MAX),
+            "9223372036854775807 ms since the epoch"
+        );
     }
 }

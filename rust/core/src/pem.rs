@@ -1,9 +1,29 @@
 //! Certificate files: PEM only. JKS and PKCS#12 stores, which offsetkeeper cannot read, are
-//! refused saying what to give instead.
+//! refused saying what to give instead. The PEM itself is read by rustls' `pki_types`.
 
 use std::path::PathBuf;
 
+use rustls::pki_types::pem::{self, PemObject};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
 use crate::error::{Error, Result};
+
+/// The X.509 certificates in PEM text; `what` names it in errors (a key and a path).
+pub(crate) fn certificates(what: &str, pem: &[u8]) -> Result<Vec<CertificateDer<'static>>> {
+    CertificateDer::pem_slice_iter(pem)
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|err| Error::invalid(format!("{what}: not PEM: {err}")))
+}
+
+/// The first unencrypted private key (PKCS#8, PKCS#1 or SEC1) in PEM text; `None` when it
+/// holds none.
+pub(crate) fn private_key(what: &str, pem: &[u8]) -> Result<Option<PrivateKeyDer<'static>>> {
+    match PrivateKeyDer::from_pem_slice(pem) {
+        Ok(key) => Ok(Some(key)),
+        Err(pem::Error::NoItemsFound) => Ok(None),
+        Err(err) => Err(Error::invalid(format!("{what}: not PEM: {err}"))),
+    }
+}
 
 /// A PEM file: JKS and PKCS#12 stores, which offsetkeeper cannot read, are refused saying
 /// what to give instead.

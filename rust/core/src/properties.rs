@@ -54,6 +54,7 @@ fn policy() -> impl Strategy<Value = Policy> {
             on_missing,
             on_below_range,
             on_above_range,
+            ..Policy::default()
         })
 }
 
@@ -107,7 +108,7 @@ proptest! {
             .into_iter()
             .map(|((p, t), value)| (TopicPartition::new(topic(t), p), value))
             .collect();
-        match decide(&existing, &stored, &policy) {
+        match decide(&existing, &stored, &HashMap::new(), &policy) {
             Ok(reports) => {
                 prop_assert_eq!(reports.len(), existing.len());
                 for (report, (partition, range)) in reports.iter().zip(&existing) {

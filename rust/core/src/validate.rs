@@ -78,12 +78,22 @@ pub enum OnAboveRange {
     Fail,
 }
 
+/// What to do with every stored offset of a topic that was re-created: the topic ID stored
+/// beside the group's offsets differs from the brokers' (Kafka 2.8 and later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnRecreated {
+    Earliest,
+    Latest,
+    Fail,
+}
+
 /// The validation policy. The defaults keep data: every correction goes to the earliest offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Policy {
     pub on_missing: OnMissing,
     pub on_below_range: OnBelowRange,
     pub on_above_range: OnAboveRange,
+    pub on_recreated: OnRecreated,
 }
 
 impl Default for Policy {
@@ -92,6 +102,7 @@ impl Default for Policy {
             on_missing: OnMissing::Earliest,
             on_below_range: OnBelowRange::Earliest,
             on_above_range: OnAboveRange::Earliest,
+            on_recreated: OnRecreated::Earliest,
         }
     }
 }
@@ -153,6 +164,13 @@ policy_names!(
     Latest = "latest",
     Fail = "fail"
 );
+policy_names!(
+    OnRecreated,
+    "on_recreated",
+    Earliest = "earliest",
+    Latest = "latest",
+    Fail = "fail"
+);
 
 /// What validation did with a partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -168,16 +186,20 @@ pub enum Action {
     ResetAboveRange = 3,
     /// The stored value was not an offset; the policy chose where to start.
     CorruptReplaced = 4,
+    /// The topic was re-created (its ID changed): the stored offset belongs to the old topic,
+    /// whatever the range says; `on_recreated` chose where to start.
+    Recreated = 5,
 }
 
 impl Action {
     /// Every action, in code order.
-    pub const ALL: [Action; 5] = [
+    pub const ALL: [Action; 6] = [
         Action::Kept,
         Action::Initialized,
         Action::ResetBelowRange,
         Action::ResetAboveRange,
         Action::CorruptReplaced,
+        Action::Recreated,
     ];
 
     /// A stable lower-case name for logs and reports.
@@ -188,6 +210,7 @@ impl Action {
             Action::ResetBelowRange => "reset below range",
             Action::ResetAboveRange => "reset above range",
             Action::CorruptReplaced => "corrupt replaced",
+            Action::Recreated => "re-created",
         }
     }
 }
@@ -274,6 +297,66 @@ pub fn validate(
     }
 }
 
+/// A topic whose ID changed: the stored offsets were written for the topic of `stored_id`, and
+/// the brokers' topic of that name is now `current_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Recreated {
+    pub stored_id: String,
+    pub current_id: String,
+}
+
+impl Recreated {
+    /// The re-creation the two IDs show: both known and different. No stored ID (data of an
+    /// older offsetkeeper or tool) or no current one (brokers before 2.8) tells nothing.
+    pub fn between(stored_id: Option<&str>, current_id: Option<&str>) -> Option<Recreated> {
+        match (stored_id, current_id) {
+            (Some(stored), Some(current)) if stored != current => Some(Recreated {
+                stored_id: stored.to_string(),
+                current_id: current.to_string(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Recreated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "re-created (id {} -> {})",
+            self.stored_id, self.current_id
+        )
+    }
+}
+
+/// Decides where a partition of a re-created topic starts: a stored offset (or a corrupt
+/// value) belongs to the old topic, so `on_recreated` decides whatever the range says; a
+/// partition with nothing stored follows [`validate`].
+pub fn validate_recreated(
+    stored: &Stored,
+    range: PartitionRange,
+    policy: &Policy,
+) -> Result<Decision, Refusal> {
+    if *stored == Stored::Missing {
+        return validate(stored, range, policy);
+    }
+    let PartitionRange { earliest, latest } = range;
+    let start_at = |offset: i64| Decision {
+        offset,
+        action: Action::Recreated,
+        records_lost: offset.saturating_sub(earliest).max(0),
+    };
+    match policy.on_recreated {
+        OnRecreated::Earliest => Ok(start_at(earliest)),
+        OnRecreated::Latest => Ok(start_at(latest)),
+        OnRecreated::Fail => Err(Refusal {
+            stored: stored.clone(),
+            range,
+            policy: "on_recreated",
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +371,7 @@ mod tests {
             on_missing,
             on_below_range: on_below,
             on_above_range: on_above,
+            ..Policy::default()
         }
     }
 
@@ -414,6 +498,49 @@ mod tests {
     }
 
     #[test]
+    fn recreated_follows_on_recreated_whatever_the_range_says() {
+        let with = |on_recreated| Policy {
+            on_recreated,
+            ..Policy::default()
+        };
+        // Within the range (the case plain validation keeps), below and above it alike.
+        for offset in [150, 100, 200, 40, 5000] {
+            assert_eq!(
+                validate_recreated(&Stored::Offset(offset), RANGE, &Policy::default()),
+                decision(100, Action::Recreated, 0),
+                "{offset}"
+            );
+            assert_eq!(
+                validate_recreated(&Stored::Offset(offset), RANGE, &with(OnRecreated::Latest)),
+                decision(200, Action::Recreated, 100),
+                "{offset}"
+            );
+            let refusal =
+                validate_recreated(&Stored::Offset(offset), RANGE, &with(OnRecreated::Fail))
+                    .unwrap_err();
+            assert_eq!(refusal.policy, "on_recreated");
+        }
+        assert_eq!(
+            validate_recreated(&Stored::Corrupt(b"x".to_vec()), RANGE, &Policy::default()),
+            decision(100, Action::Recreated, 0)
+        );
+        // Nothing stored: nothing of the old topic to distrust.
+        assert_eq!(
+            validate_recreated(&Stored::Missing, RANGE, &with(OnRecreated::Fail)),
+            decision(100, Action::Initialized, 0)
+        );
+    }
+
+    #[test]
+    fn recreated_only_when_both_ids_are_known_and_differ() {
+        let r = Recreated::between(Some("A"), Some("B")).unwrap();
+        assert_eq!(r.to_string(), "re-created (id A -> B)");
+        assert_eq!(Recreated::between(Some("A"), Some("A")), None);
+        assert_eq!(Recreated::between(None, Some("B")), None);
+        assert_eq!(Recreated::between(Some("A"), None), None);
+    }
+
+    #[test]
     fn empty_partition_where_earliest_equals_latest() {
         let empty = PartitionRange {
             earliest: 7,
@@ -510,6 +637,13 @@ mod tests {
             OnAboveRange::Fail,
         ] {
             assert_eq!(OnAboveRange::parse(p.name()).unwrap(), p);
+        }
+        for p in [
+            OnRecreated::Earliest,
+            OnRecreated::Latest,
+            OnRecreated::Fail,
+        ] {
+            assert_eq!(OnRecreated::parse(p.name()).unwrap(), p);
         }
         let message = OnBelowRange::parse("latest").unwrap_err().to_string();
         assert!(

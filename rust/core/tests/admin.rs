@@ -39,22 +39,26 @@ fn survey_joins_what_is_stored_with_what_exists() {
             Surveyed {
                 partition: tp(&topic, 0),
                 stored: Stored::Offset(3),
-                range: range(4)
+                range: range(4),
+                recreated: None
             },
             Surveyed {
                 partition: tp(&topic, 1),
                 stored: Stored::Missing,
-                range: range(0)
+                range: range(0),
+                recreated: None
             },
             Surveyed {
                 partition: tp(&topic, 5),
                 stored: Stored::Corrupt(b"x".to_vec()),
-                range: None
+                range: None,
+                recreated: None
             },
             Surveyed {
                 partition: tp(&gone, 0),
                 stored: Stored::Offset(9),
-                range: None
+                range: None,
+                recreated: None
             },
         ]
     );

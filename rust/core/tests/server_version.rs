@@ -6,6 +6,12 @@ mod support;
 
 use std::time::Duration;
 
+use offsetkeeper::kafka::connection::Connection;
+use offsetkeeper::kafka::protocol::{
+    API_LIST_OFFSETS, API_METADATA, API_VERSIONS, API_VERSIONS_NEWEST, LIST_OFFSETS_VERSIONS,
+    METADATA_VERSIONS,
+};
+use offsetkeeper::kafka::security::KafkaSecurity;
 use offsetkeeper::zookeeper::{server_version, LearnedVersion, ServerVersion, VersionSource};
 use offsetkeeper::{Action, Stored, TopicPartition, ZkConfig};
 use support::{cluster, keeper, keeper_with, offset_path, unique, Kafka, Zk, RUNTIME};
@@ -42,6 +48,47 @@ fn srvr_tells_the_clusters_version_and_the_session_uses_it() {
             version: expected_version(),
             source: VersionSource::Srvr
         })
+    );
+}
+
+/// The Kafka versions the cluster's broker is asked in: the newest both sides know. The test
+/// cluster runs Kafka 3.9.1; the compat cells name theirs in OFFSETKEEPER_KAFKA_VERSION.
+#[test]
+fn the_broker_is_asked_in_the_newest_versions_both_know() {
+    let kafka = std::env::var("OFFSETKEEPER_KAFKA_VERSION").unwrap_or_else(|_| "3.9.1".into());
+    // (ApiVersions, Metadata, ListOffsets) as each release answers them; Metadata v10+ carries
+    // topic ids (2.8+), v9+ and ListOffsets v6+ are flexible.
+    let expected = match kafka.as_str() {
+        "0.10.2.2" => (0, 2, 1),
+        "0.11.0.3" => (1, 4, 2),
+        "1.1.1" => (1, 5, 2),
+        "2.8.2" => (3, 11, 6),
+        "3.9.1" => (4, 12, 9),
+        "4.4.0" => (4, 13, 10),
+        other => panic!("no expected versions for Kafka {other}"),
+    };
+    let cluster = cluster();
+    let address = cluster.bootstrap.split(',').next().unwrap().to_string();
+    let connection = RUNTIME
+        .block_on(Connection::open(
+            &address,
+            "versions",
+            &KafkaSecurity::default(),
+        ))
+        .unwrap_or_else(|err| panic!("{address}: {err}"));
+    let picked = |api, key, ours| connection.version(api, key, ours).unwrap();
+    let spoken = (
+        picked("ApiVersions", API_VERSIONS, 0..=API_VERSIONS_NEWEST),
+        picked("Metadata", API_METADATA, METADATA_VERSIONS),
+        picked("ListOffsets", API_LIST_OFFSETS, LIST_OFFSETS_VERSIONS),
+    );
+    println!(
+        "Kafka {kafka}: ApiVersions v{}, Metadata v{}, ListOffsets v{}",
+        spoken.0, spoken.1, spoken.2
+    );
+    assert_eq!(
+        spoken, expected,
+        "Kafka {kafka}: (ApiVersions, Metadata, ListOffsets)"
     );
 }
 

@@ -174,16 +174,6 @@ pub fn new_object_array<'local>(
     Ok(array)
 }
 
-/// A Java `int` timeout in milliseconds, refused unless positive.
-pub fn millis(value: i32, name: &str) -> Result<std::time::Duration> {
-    if value <= 0 {
-        return Err(BridgeError::InvalidArgument(format!(
-            "{name} is {value} ms; allowed: 1 ms or more"
-        )));
-    }
-    Ok(std::time::Duration::from_millis(value as u64))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

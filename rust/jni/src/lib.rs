@@ -9,20 +9,25 @@ mod errors;
 mod logging;
 
 use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jint, jlong};
+use jni::sys::jlong;
 use jni::{Env, EnvUnowned};
 use offsetkeeper::{
-    Action, KafkaSettings, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing,
-    Ownership, PartitionRange, Policy, Stored, TopicPartition, ZkConfig,
+    Action, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing, PartitionRange,
+    Policy, Stored, TopicPartition,
 };
 
 use convert::{
-    bytes, indexed_topics, ints, longs, millis, new_bytes, new_ints, new_longs, new_object_array,
+    bytes, indexed_topics, ints, longs, new_bytes, new_ints, new_longs, new_object_array,
     new_optional_strings, new_strings, optional_string, same_lengths, string, strings, topic_index,
 };
 use errors::{BridgeError, ThrowJavaException};
+use offsetkeeper::kafka::params::is_secret_key;
 
 type Result<T> = std::result::Result<T, BridgeError>;
+
+/// The lag column's "unknown": a lag is a log end minus an offset, both 0 or more, so it is
+/// never `i64::MIN` (Java's `Long.MIN_VALUE`).
+const NO_LAG: i64 = i64::MIN;
 
 /// The engine behind a handle. The Java side guarantees that no call runs during or after
 /// `close`; 0 is refused.
@@ -34,89 +39,83 @@ fn keeper<'a>(handle: jlong) -> Result<&'a OffsetKeeper> {
     Ok(unsafe { &*(handle as *const OffsetKeeper) })
 }
 
+/// The keeper's settings (`zookeeper.*`, `offsetkeeper.*`, Kafka keys) and the job's
+/// `kafkaParams`, as [`KeeperConfig::from_settings_and_kafka_params`] reads them.
+fn config<'local>(
+    env: &mut Env<'local>,
+    keys: &JObjectArray<'local, JString<'local>>,
+    values: &JObjectArray<'local, JString<'local>>,
+    kafka_keys: &JObjectArray<'local, JString<'local>>,
+    kafka_values: &JObjectArray<'local, JString<'local>>,
+) -> Result<KeeperConfig> {
+    let keys = strings(env, keys, "keys")?;
+    let values = strings(env, values, "values")?;
+    same_lengths(&["keys", "values"], &[keys.len(), values.len()])?;
+    let kafka_keys = strings(env, kafka_keys, "kafkaKeys")?;
+    let kafka_values = strings(env, kafka_values, "kafkaValues")?;
+    same_lengths(
+        &["kafkaKeys", "kafkaValues"],
+        &[kafka_keys.len(), kafka_values.len()],
+    )?;
+    Ok(KeeperConfig::from_settings_and_kafka_params(
+        keys.iter().zip(&values),
+        kafka_keys.iter().zip(&kafka_values),
+    )?)
+}
+
 #[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
     mut unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
-    zookeeper_connect: JString<'local>,
-    base_path: JString<'local>,
-    session_timeout_ms: jint,
-    zookeeper_timeout_ms: jint,
-    kafka_timeout_ms: jint,
+    keys: JObjectArray<'local, JString<'local>>,
+    values: JObjectArray<'local, JString<'local>>,
     kafka_keys: JObjectArray<'local, JString<'local>>,
     kafka_values: JObjectArray<'local, JString<'local>>,
-    on_missing: JString<'local>,
-    on_below_range: JString<'local>,
-    on_above_range: JString<'local>,
-    fencing: jboolean,
-    monotonic: jboolean,
-    ownership: jboolean,
-    ownership_wait_ms: jlong,
-    zookeeper_keys: JObjectArray<'local, JString<'local>>,
-    zookeeper_values: JObjectArray<'local, JString<'local>>,
-    commit_outage_tolerance_ms: jlong,
 ) -> jlong {
     unowned
         .with_env(|env| -> Result<jlong> {
             init(env);
-            let keys = strings(env, &kafka_keys, "kafkaKeys")?;
-            let values = strings(env, &kafka_values, "kafkaValues")?;
-            same_lengths(&["kafkaKeys", "kafkaValues"], &[keys.len(), values.len()])?;
-            let mut zookeeper = ZkConfig::new(string(env, &zookeeper_connect, "zookeeperConnect")?);
-            zookeeper.base_path = string(env, &base_path, "basePath")?;
-            zookeeper.session_timeout = millis(session_timeout_ms, "sessionTimeoutMs")?;
-            zookeeper.request_timeout = millis(zookeeper_timeout_ms, "zookeeperTimeoutMs")?;
-            let zk_keys = strings(env, &zookeeper_keys, "zookeeperKeys")?;
-            let zk_values = strings(env, &zookeeper_values, "zookeeperValues")?;
-            same_lengths(
-                &["zookeeperKeys", "zookeeperValues"],
-                &[zk_keys.len(), zk_values.len()],
-            )?;
-            zookeeper.apply_properties(zk_keys.iter().zip(&zk_values))?;
-            let kafka = KafkaSettings::from_params(keys.iter().zip(&values))?;
-            let mut config = KeeperConfig::new(zookeeper, kafka);
-            // -1: not set on the builder; the kafkaParams' default.api.timeout.ms, else 60 s.
-            config.kafka_timeout = match kafka_timeout_ms {
-                -1 => None,
-                ms if ms > 0 => Some(millis(ms, "kafkaTimeoutMs")?),
-                ms => {
-                    return Err(BridgeError::InvalidArgument(format!(
-                        "kafkaTimeoutMs is {ms} ms; allowed: 1 ms or more, or -1 for kafkaParams' default.api.timeout.ms (else 60 s)"
-                    )))
-                }
-            };
-            config.policy = policy(
-                env,
-                config.policy,
-                &on_missing,
-                &on_below_range,
-                &on_above_range,
-            )?;
-            config.fencing = fencing;
-            config.monotonic = monotonic;
-            config.ownership = Ownership {
-                enabled: ownership,
-                wait: match ownership_wait_ms {
-                    -1 => None,
-                    ms if ms >= 0 => Some(std::time::Duration::from_millis(ms as u64)),
-                    ms => {
-                        return Err(BridgeError::InvalidArgument(format!(
-                        "ownershipWaitMs is {ms} ms; allowed: 0 ms or more, or -1 for the default"
-                    )))
-                    }
-                },
-            };
-            config.commit_outage_tolerance = match commit_outage_tolerance_ms {
-                ms if ms >= 0 => std::time::Duration::from_millis(ms as u64),
-                ms => {
-                    return Err(BridgeError::InvalidArgument(format!(
-                        "commitOutageToleranceMs is {ms} ms; allowed: 0 ms or more"
-                    )))
-                }
-            };
+            let config = config(env, &keys, &values, &kafka_keys, &kafka_values)?;
             let engine = OffsetKeeper::open(config)?;
             Ok(Box::into_raw(Box::new(engine)) as jlong)
+        })
+        .resolve::<ThrowJavaException>()
+}
+
+/// Checks a configuration as `open` reads it, without opening anything. Returns the engine's
+/// description of it, and the values of `values` and of `kafkaValues` as they may be shown:
+/// `****` for secret keys (the keeper's `toString`).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_checkConfig<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    keys: JObjectArray<'local, JString<'local>>,
+    values: JObjectArray<'local, JString<'local>>,
+    kafka_keys: JObjectArray<'local, JString<'local>>,
+    kafka_values: JObjectArray<'local, JString<'local>>,
+) -> JObjectArray<'local> {
+    unowned
+        .with_env(|env| -> Result<JObjectArray<'local>> {
+            init(env);
+            let config = config(env, &keys, &values, &kafka_keys, &kafka_values)?;
+            let description = env.new_string(format!("{config:?}"))?;
+            let mut columns = vec![JObject::from(description)];
+            for (keys, values) in [(&keys, &values), (&kafka_keys, &kafka_values)] {
+                let keys = strings(env, keys, "keys")?;
+                let shown: Vec<String> = keys
+                    .iter()
+                    .zip(strings(env, values, "values")?)
+                    .map(|(key, value)| {
+                        if is_secret_key(key) {
+                            "****".to_string()
+                        } else {
+                            value
+                        }
+                    })
+                    .collect();
+                columns.push(new_strings(env, &shown)?);
+            }
+            new_object_array(env, columns)
         })
         .resolve::<ThrowJavaException>()
 }
@@ -162,6 +161,37 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
             columns.push(new_longs(env, &chosen)?);
             columns.push(new_bytes(env, &actions)?);
             columns.push(new_longs(env, &lost)?);
+            // A re-created topic's IDs per row (null elsewhere), then the offsets stored for
+            // partitions that no longer exist: topics, partitions, kinds, offsets, texts.
+            let (from, to): (Vec<Option<String>>, Vec<Option<String>>) = loaded
+                .partitions
+                .iter()
+                .map(|r| match &r.recreated {
+                    Some(ids) => (Some(ids.stored_id.clone()), Some(ids.current_id.clone())),
+                    None => (None, None),
+                })
+                .unzip();
+            columns.push(new_optional_strings(env, &from)?);
+            columns.push(new_optional_strings(env, &to)?);
+            let stale_topics: Vec<String> = loaded
+                .stale
+                .iter()
+                .map(|s| s.partition.topic.clone())
+                .collect();
+            let stale_partitions: Vec<i32> =
+                loaded.stale.iter().map(|s| s.partition.partition).collect();
+            let (stale_kinds, stale_offsets): (Vec<i8>, Vec<i64>) =
+                loaded.stale.iter().map(|s| stored_code(&s.stored)).unzip();
+            let stale_texts: Vec<Option<String>> = loaded
+                .stale
+                .iter()
+                .map(|s| Some(s.stored.to_string()))
+                .collect();
+            columns.push(new_strings(env, &stale_topics)?);
+            columns.push(new_ints(env, &stale_partitions)?);
+            columns.push(new_bytes(env, &stale_kinds)?);
+            columns.push(new_longs(env, &stale_offsets)?);
+            columns.push(new_optional_strings(env, &stale_texts)?);
             new_object_array(env, columns)
         })
         .resolve::<ThrowJavaException>()
@@ -181,8 +211,13 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_inspect<'local>(
             let group = string(env, &group, "group")?;
             let topics = strings(env, &topics, "topics")?;
             let inspected = engine.inspect(&group, &topics)?;
-            let columns =
+            let mut columns =
                 inspected_columns(env, &inspected, |r| (&r.partition, &r.stored, r.range))?;
+            let lags: Vec<i64> = inspected
+                .iter()
+                .map(|r| r.lag().unwrap_or(NO_LAG))
+                .collect();
+            columns.push(new_longs(env, &lags)?);
             new_object_array(env, columns)
         })
         .resolve::<ThrowJavaException>()
@@ -402,4 +437,5 @@ const _: () = {
     assert!(Action::ResetBelowRange as u8 == 2);
     assert!(Action::ResetAboveRange as u8 == 3);
     assert!(Action::CorruptReplaced as u8 == 4);
+    assert!(Action::Recreated as u8 == 5);
 };

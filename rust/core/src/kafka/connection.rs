@@ -7,7 +7,14 @@ use std::ops::RangeInclusive;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::protocol::{self, Writer, API_SASL_AUTHENTICATE, API_SASL_HANDSHAKE, API_VERSIONS};
+use bytes::Bytes;
+use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
+use kafka_protocol::protocol::{Request, StrBytes};
+
+use super::protocol::{
+    self, API_SASL_AUTHENTICATE, API_SASL_HANDSHAKE, API_VERSIONS, API_VERSIONS_NEWEST,
+    SASL_AUTHENTICATE_VERSIONS, SASL_HANDSHAKE_VERSIONS, UNSUPPORTED_VERSION,
+};
 use super::scram::{Hash, Scram};
 use super::security::{KafkaSecurity, Mechanism, SaslLogin};
 
@@ -88,8 +95,7 @@ impl Connection {
             next_correlation_id: 0,
             versions: HashMap::new(),
         };
-        let answer = connection.call(API_VERSIONS, 0, &[]).await?;
-        connection.versions = protocol::parse_api_versions(&answer)?.map_err(CallError::Refused)?;
+        connection.versions = connection.api_versions().await?;
         if let Some(login) = &security.sasl {
             connection.log_in(login).await?;
         }
@@ -99,12 +105,12 @@ impl Connection {
     /// SaslHandshake, then the mechanism's SaslAuthenticate rounds.
     async fn log_in(&mut self, login: &SaslLogin) -> Result<(), CallError> {
         let mechanism = login.mechanism.name();
-        let version = self.version("SaslHandshake", API_SASL_HANDSHAKE, 1..=1)?;
-        let mut request = Writer::default();
-        request.string(mechanism);
-        let answer = self.call(API_SASL_HANDSHAKE, version, &request.buf).await?;
-        let (error, enabled) = protocol::parse_sasl_handshake(&answer)?;
-        if error != 0 {
+        let version = self.version("SaslHandshake", API_SASL_HANDSHAKE, SASL_HANDSHAKE_VERSIONS)?;
+        let mut request = SaslHandshakeRequest::default();
+        request.mechanism = StrBytes::from_static_str(mechanism);
+        let answer = self.call(version, &request).await?;
+        if answer.error_code != 0 {
+            let enabled: Vec<&str> = answer.mechanisms.iter().map(|m| m.as_str()).collect();
             return Err(CallError::Authentication(format!(
                 "the broker does not enable SASL {mechanism} here; it enables {}",
                 enabled.join(", ")
@@ -146,24 +152,48 @@ impl Connection {
     /// One SaslAuthenticate round: the server's bytes, or why it refused.
     async fn authenticate(&mut self, bytes: &[u8]) -> Result<Vec<u8>, String> {
         let version = self
-            .version("SaslAuthenticate", API_SASL_AUTHENTICATE, 0..=1)
+            .version(
+                "SaslAuthenticate",
+                API_SASL_AUTHENTICATE,
+                SASL_AUTHENTICATE_VERSIONS,
+            )
             .map_err(|err| err.to_string())?;
-        let mut request = Writer::default();
-        request.bytes(bytes);
+        let mut request = SaslAuthenticateRequest::default();
+        request.auth_bytes = Bytes::copy_from_slice(bytes);
         let answer = self
-            .call(API_SASL_AUTHENTICATE, version, &request.buf)
+            .call(version, &request)
             .await
             .map_err(|err| err.to_string())?;
-        let (error, message, bytes) =
-            protocol::parse_sasl_authenticate(&answer).map_err(|err| err.to_string())?;
-        if error != 0 {
+        if answer.error_code != 0 {
             return Err(format!(
                 "{} ({})",
-                protocol::error_name(error),
-                message.unwrap_or_default()
+                protocol::error_name(answer.error_code),
+                answer.error_message.as_deref().unwrap_or_default()
             ));
         }
-        Ok(bytes)
+        Ok(answer.auth_bytes.to_vec())
+    }
+
+    /// ApiVersions at the newest version we know; a broker that does not know it answers in v0
+    /// with UNSUPPORTED_VERSION (and, from Kafka 2.4, the versions it knows), and is asked
+    /// again at the newest version both know (v0 from brokers before 2.4).
+    async fn api_versions(&mut self) -> Result<HashMap<i16, RangeInclusive<i16>>, CallError> {
+        let request = protocol::api_versions_request();
+        let mut version = API_VERSIONS_NEWEST;
+        loop {
+            let body = self.exchange(&request, version).await?;
+            let answer = protocol::parse_api_versions(version, body)?;
+            match answer.error_code {
+                0 => return Ok(protocol::api_ranges(&answer)),
+                UNSUPPORTED_VERSION if version > 0 => {
+                    let theirs = protocol::api_ranges(&answer).remove(&API_VERSIONS);
+                    version = theirs
+                        .and_then(|theirs| protocol::pick_version(&(0..=version - 1), &theirs))
+                        .unwrap_or(0);
+                }
+                code => return Err(CallError::Refused(code)),
+            }
+        }
     }
 
     /// The highest version of `api_key` both sides speak.
@@ -187,21 +217,25 @@ impl Connection {
         })
     }
 
-    /// Sends one request and returns the answer's body (after the correlation id).
-    pub async fn call(
+    /// Sends one request at `version` and decodes its answer.
+    pub async fn call<R: Request>(
         &mut self,
-        api_key: i16,
         version: i16,
-        body: &[u8],
-    ) -> Result<Vec<u8>, CallError> {
+        request: &R,
+    ) -> Result<R::Response, CallError> {
+        let body = self.exchange(request, version).await?;
+        Ok(protocol::decode(version, body)?)
+    }
+
+    /// Sends one request and returns the answer's body (after its header).
+    async fn exchange<R: Request>(
+        &mut self,
+        request: &R,
+        version: i16,
+    ) -> Result<Bytes, CallError> {
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
-        let header = protocol::request_header(api_key, version, correlation_id, &self.client_id);
-        let size = header.buf.len() + body.len();
-        let mut frame = Vec::with_capacity(4 + size);
-        frame.extend_from_slice(&(size as i32).to_be_bytes());
-        frame.extend_from_slice(&header.buf);
-        frame.extend_from_slice(body);
+        let frame = protocol::frame(request, version, correlation_id, &self.client_id)?;
         self.stream.write_all(&frame).await?;
 
         let size = self.stream.read_i32().await?;
@@ -211,21 +245,57 @@ impl Connection {
             .ok_or_else(|| protocol::Malformed(format!("answer size {size}")))?;
         let mut answer = vec![0u8; size];
         self.stream.read_exact(&mut answer).await?;
-        let answered = i32::from_be_bytes([answer[0], answer[1], answer[2], answer[3]]);
+        let (answered, body) = protocol::split_header::<R::Response>(version, Bytes::from(answer))?;
         if answered != correlation_id {
             return Err(protocol::Malformed(format!(
                 "answer to request {answered} where {correlation_id} was expected"
             ))
             .into());
         }
-        answer.drain(..4);
-        Ok(answer)
+        Ok(body)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Anything answering on a Kafka port that claims 2^31-1 elements gets an error naming the
+    /// claim, not an allocation of it (which aborts the process; rust/patched/README.md).
+    #[test]
+    fn a_peer_claiming_billions_of_elements_gets_an_error_not_an_abort() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let address = listener.local_addr().unwrap().to_string();
+            let peer = tokio::spawn(async move {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let size = socket.read_i32().await.unwrap();
+                let mut request = vec![0; usize::try_from(size).unwrap()];
+                socket.read_exact(&mut request).await.unwrap();
+                // ApiVersions v4: the request's correlation id, error code NONE, then a compact
+                // array length of 2^31 (2^31-1 api keys) and 8 bytes.
+                let mut answer = request[4..8].to_vec();
+                answer.extend_from_slice(&[0, 0, 0x80, 0x80, 0x80, 0x80, 0x08]);
+                answer.extend_from_slice(&[0; 8]);
+                socket.write_i32(answer.len() as i32).await.unwrap();
+                socket.write_all(&answer).await.unwrap();
+                socket
+            });
+            let opened = Connection::open(&address, "test", &KafkaSecurity::default()).await;
+            let err = opened.err().expect("a malformed answer");
+            assert!(matches!(err, CallError::Malformed(_)), "{err}");
+            assert!(
+                err.to_string()
+                    .contains("Array length 2147483647 exceeds the 8 bytes remaining"),
+                "{err}"
+            );
+            drop(peer.await.unwrap());
+        });
+    }
 
     #[test]
     fn a_broker_too_old_is_refused_naming_what_it_offers_and_the_release_needed() {

@@ -1,6 +1,7 @@
 //! The brokers' view: which partitions exist and the [earliest, latest] of each.
 //!
-//! Metadata and ListOffsets go over offsetkeeper's own connections (`protocol`, `connection`):
+//! Metadata and ListOffsets go over offsetkeeper's own connections (`connection`, with the
+//! `kafka-protocol` crate's codecs in `protocol`):
 //! one Metadata request for all the topics of a load, and one ListOffsets request per leader
 //! for each side, both sides at once. librdkafka's `offsets_for_times`, used before, matches
 //! answers to requests by linear search, O(n²) in the partitions of a call: at 1,000 partitions
@@ -20,15 +21,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::fast_hash::{FastMap, FastSet};
 use crate::validate::PartitionRange;
 use crate::TopicPartition;
 use connection::{CallError, Connection};
+use kafka_protocol::protocol::Request;
 pub use params::KafkaSettings;
 use protocol::{
     Metadata, API_LIST_OFFSETS, API_METADATA, EARLIEST, LATEST, LIST_OFFSETS_VERSIONS,
     METADATA_VERSIONS,
 };
+use rustc_hash::{FxHashMap, FxHashSet};
 use security::KafkaSecurity;
 
 /// Connections per broker: the earliest and the latest side of a load are asked at once, and
@@ -71,7 +73,7 @@ pub struct Brokers {
 #[derive(Default)]
 struct ClusterView {
     addresses: HashMap<i32, String>,
-    leaders: FastMap<TopicPartition, i32>,
+    leaders: FxHashMap<TopicPartition, i32>,
     /// The broker that answered the last Metadata request: asked first next time.
     metadata_broker: Option<String>,
 }
@@ -223,21 +225,46 @@ impl Brokers {
     /// The partitions of each topic, from broker metadata, in the order asked. An unknown topic
     /// is an error naming it.
     pub async fn partitions(&self, topics: &[String]) -> Result<Vec<TopicPartition>> {
-        let known = self.topic_partitions(topics).await?;
+        Ok(self.partitions_and_ids(topics).await?.0)
+    }
+
+    /// The partitions of each topic in the order asked, and each topic's ID (`None` from
+    /// brokers before 2.8). An unknown topic is an error naming it.
+    pub async fn partitions_and_ids(
+        &self,
+        topics: &[String],
+    ) -> Result<(Vec<TopicPartition>, HashMap<String, Option<String>>)> {
+        let mut known = self.described(topics).await?;
         let mut partitions = Vec::new();
+        let mut ids = HashMap::with_capacity(topics.len());
         for topic in topics {
-            let ids = known.get(topic).ok_or_else(|| Error::UnknownTopic {
+            let (numbers, id) = known.remove(topic).ok_or_else(|| Error::UnknownTopic {
                 topic: topic.clone(),
                 bootstrap: self.settings.bootstrap.clone(),
             })?;
-            partitions.extend(ids.iter().map(|id| TopicPartition::new(topic, *id)));
+            partitions.extend(numbers.iter().map(|n| TopicPartition::new(topic, *n)));
+            ids.insert(topic.clone(), id);
         }
-        Ok(partitions)
+        Ok((partitions, ids))
     }
 
     /// The sorted partition ids of those of the topics that exist, from one Metadata request;
     /// topics the brokers do not have are left out.
     pub async fn topic_partitions(&self, topics: &[String]) -> Result<BTreeMap<String, Vec<i32>>> {
+        Ok(self
+            .described(topics)
+            .await?
+            .into_iter()
+            .map(|(topic, (partitions, _))| (topic, partitions))
+            .collect())
+    }
+
+    /// The sorted partition ids and the topic ID of those of the topics that exist, from one
+    /// Metadata request; topics the brokers do not have are left out.
+    pub async fn described(
+        &self,
+        topics: &[String],
+    ) -> Result<BTreeMap<String, (Vec<i32>, Option<String>)>> {
         if topics.is_empty() {
             return Ok(BTreeMap::new());
         }
@@ -253,7 +280,7 @@ impl Brokers {
                             let mut ids: Vec<i32> =
                                 topic.partitions.iter().map(|p| p.partition).collect();
                             ids.sort_unstable();
-                            found.insert(topic.name, ids);
+                            found.insert(topic.name, (ids, topic.topic_id));
                         }
                         0 | 3 => {}
                         code if protocol::is_retriable(code) => {
@@ -306,9 +333,9 @@ impl Brokers {
     pub async fn ranges(
         &self,
         partitions: &[TopicPartition],
-    ) -> Result<FastMap<TopicPartition, PartitionRange>> {
+    ) -> Result<FxHashMap<TopicPartition, PartitionRange>> {
         if partitions.is_empty() {
-            return Ok(FastMap::default());
+            return Ok(FxHashMap::default());
         }
         let attempt = Attempt::new(self.timeout);
         let (earliest, mut latest) = self
@@ -368,9 +395,9 @@ impl Brokers {
         partitions: &[TopicPartition],
         timestamp: i64,
         lane: usize,
-    ) -> Result<FastMap<TopicPartition, i64>> {
+    ) -> Result<FxHashMap<TopicPartition, i64>> {
         const OPERATION: &str = "list offsets";
-        let mut answers = FastMap::default();
+        let mut answers = FxHashMap::default();
         answers.reserve(partitions.len());
         let mut pending: Vec<&TopicPartition> = partitions.iter().collect();
         loop {
@@ -398,6 +425,8 @@ impl Brokers {
                     }
                 }
                 let read_committed = self.read_committed;
+                let timeout_ms =
+                    i32::try_from(self.request_timeout.as_millis()).unwrap_or(i32::MAX);
                 self.call(
                     attempt,
                     address,
@@ -406,7 +435,13 @@ impl Brokers {
                     API_LIST_OFFSETS,
                     LIST_OFFSETS_VERSIONS,
                     |version| {
-                        protocol::list_offsets_request(version, read_committed, &topics, timestamp)
+                        protocol::list_offsets_request(
+                            version,
+                            read_committed,
+                            &topics,
+                            timestamp,
+                            timeout_ms,
+                        )
                     },
                 )
                 .await
@@ -414,21 +449,19 @@ impl Brokers {
             let answered = futures::future::join_all(calls).await;
             for ((address, tps), answer) in by_leader.iter().zip(answered) {
                 let listed = match answer {
-                    Ok((version, body)) => {
-                        protocol::parse_list_offsets(version, &body).map_err(|err| {
-                            self.failed(OPERATION, &format!("broker {address}: {err}"))
-                        })?
-                    }
-                    Err(err @ (CallError::Unsupported { .. } | CallError::Authentication(_))) => {
-                        return Err(self.failed(OPERATION, &format!("broker {address}: {err}")))
-                    }
+                    Ok(answer) => protocol::parse_list_offsets(answer),
+                    Err(
+                        err @ (CallError::Unsupported { .. }
+                        | CallError::Authentication(_)
+                        | CallError::Malformed(_)),
+                    ) => return Err(self.failed(OPERATION, &format!("broker {address}: {err}"))),
                     Err(err) => {
                         cause = Some(format!("broker {address}: {err}"));
                         again.extend(tps);
                         continue;
                     }
                 };
-                let asked: FastSet<&TopicPartition> = tps.iter().copied().collect();
+                let asked: FxHashSet<&TopicPartition> = tps.iter().copied().collect();
                 let before = answers.len();
                 for entry in listed {
                     let tp = TopicPartition::new(entry.topic, entry.partition);
@@ -498,14 +531,16 @@ impl Brokers {
                     )
                     .await;
                 match answer {
-                    Ok((version, body)) => {
-                        let metadata = protocol::parse_metadata(version, &body).map_err(|err| {
-                            self.failed("metadata request", &format!("broker {address}: {err}"))
-                        })?;
+                    Ok(answer) => {
+                        let metadata = protocol::parse_metadata(answer);
                         self.view().learn(address, &metadata);
                         return Ok(metadata);
                     }
-                    Err(err @ (CallError::Unsupported { .. } | CallError::Authentication(_))) => {
+                    Err(
+                        err @ (CallError::Unsupported { .. }
+                        | CallError::Authentication(_)
+                        | CallError::Malformed(_)),
+                    ) => {
                         return Err(
                             self.failed("metadata request", &format!("broker {address}: {err}"))
                         )
@@ -520,12 +555,12 @@ impl Brokers {
     }
 
     /// One request on `lane` of the broker at `address`, with the highest version both speak;
-    /// `body` encodes it for that version. A kept connection that fails is replaced and the
+    /// `request` fills it for that version. A kept connection that fails is replaced and the
     /// request sent once more on a new one. The connection set-up and the request are each
     /// bounded by their timeout and by what is left of the deadline, so that a dead or hung
     /// broker costs one bounded try and the caller can ask fresh metadata for another leader.
     #[allow(clippy::too_many_arguments)]
-    async fn call(
+    async fn call<R: Request>(
         &self,
         attempt: &Attempt,
         address: &str,
@@ -533,11 +568,11 @@ impl Brokers {
         api: &'static str,
         api_key: i16,
         versions: std::ops::RangeInclusive<i16>,
-        body: impl Fn(i16) -> protocol::Writer,
-    ) -> std::result::Result<(i16, Vec<u8>), CallError> {
+        request: impl Fn(i16) -> R,
+    ) -> std::result::Result<R::Response, CallError> {
         attempt.asked(address);
         let result = self
-            .call_once(attempt, address, lane, api, api_key, versions, body)
+            .call_once(attempt, address, lane, api, api_key, versions, request)
             .await;
         if let Err(err) = &result {
             attempt.failed(&format!("broker {address}: {err}"));
@@ -546,7 +581,7 @@ impl Brokers {
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn call_once(
+    async fn call_once<R: Request>(
         &self,
         attempt: &Attempt,
         address: &str,
@@ -554,8 +589,8 @@ impl Brokers {
         api: &'static str,
         api_key: i16,
         versions: std::ops::RangeInclusive<i16>,
-        body: impl Fn(i16) -> protocol::Writer,
-    ) -> std::result::Result<(i16, Vec<u8>), CallError> {
+        request: impl Fn(i16) -> R,
+    ) -> std::result::Result<R::Response, CallError> {
         let lanes = self.lanes(address);
         let mut slot = lanes.0[lane % LANES].lock().await;
         let mut reused = slot.is_some();
@@ -573,12 +608,11 @@ impl Brokers {
             };
             let version = connection.version(api, api_key, versions.clone())?;
             let limit = self.request_timeout.min(attempt.remaining());
-            let answer =
-                tokio::time::timeout(limit, connection.call(api_key, version, &body(version).buf))
-                    .await
-                    .unwrap_or_else(|_| Err(timed_out(api, limit)));
+            let answer = tokio::time::timeout(limit, connection.call(version, &request(version)))
+                .await
+                .unwrap_or_else(|_| Err(timed_out(api, limit)));
             match answer {
-                Ok(answer) => return Ok((version, answer)),
+                Ok(answer) => return Ok(answer),
                 Err(err) => {
                     // A timed-out connection may still get the old answer: never reuse it.
                     *slot = None;

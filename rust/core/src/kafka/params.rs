@@ -194,17 +194,19 @@ impl KafkaSettings {
 
 /// Whether a configuration key holds a secret (password, key, credentials).
 pub fn is_secret_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    [
-        "password",
-        "secret",
-        "jaas",
-        "oauthbearer.config",
-        "key.pem",
-        "keytab",
-    ]
-    .iter()
-    .any(|marker| key.contains(marker))
+    let key = key.trim().to_ascii_lowercase();
+    // `scheme:credentials`, for ZooKeeper's addauth.
+    key == "zookeeper.auth"
+        || [
+            "password",
+            "secret",
+            "jaas",
+            "oauthbearer.config",
+            "key.pem",
+            "keytab",
+        ]
+        .iter()
+        .any(|marker| key.contains(marker))
 }
 
 #[cfg(test)]

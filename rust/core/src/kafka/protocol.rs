@@ -1,7 +1,15 @@
-//! The three Kafka requests a load needs, in the broker's wire format: ApiVersions (v0),
-//! Metadata (v1-v8) and ListOffsets (v1-v5). Only non-flexible versions, so no tagged fields;
-//! every broker since Kafka 0.10.1 answers them, Kafka 4 included (0.10.0 has ListOffsets v0
-//! only, without timestamps, and is refused with a message saying so).
+//! The Kafka requests offsetkeeper sends (ApiVersions, Metadata, ListOffsets, SaslHandshake,
+//! SaslAuthenticate), encoded and decoded by the `kafka-protocol` crate (codecs generated from
+//! Kafka's own message schemas, flexible versions included). This module only fills the
+//! requests, frames them with their header and turns the answers into what the engine needs.
+//!
+//! Every API is spoken at the highest version both sides know: ours is every version the crate
+//! knows from the floor below, theirs is what the broker's ApiVersions answer says. The floor is
+//! Metadata v1 and ListOffsets v1, which every broker since Kafka 0.10.1 answers (0.10.0 has
+//! ListOffsets v0 only, without timestamps, and is refused with a message saying so).
+//!
+//! Metadata v10 and later (Kafka 2.8+) carry each topic's ID (KIP-516): a topic deleted and
+//! created again under the same name has a new one.
 //!
 //! Metadata before v4 (brokers before 0.11) cannot ask the broker not to create a topic it is
 //! asked about: on such a broker with `auto.create.topics.enable=true` a load of a missing topic
@@ -10,14 +18,32 @@
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
 
-pub const API_LIST_OFFSETS: i16 = 2;
-pub const API_METADATA: i16 = 3;
-pub const API_SASL_HANDSHAKE: i16 = 17;
-pub const API_VERSIONS: i16 = 18;
-pub const API_SASL_AUTHENTICATE: i16 = 36;
+use base64::Engine as _;
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, BrokerId, ListOffsetsRequest,
+    ListOffsetsResponse, MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader,
+    TopicName,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, Request, StrBytes};
 
-pub const METADATA_VERSIONS: RangeInclusive<i16> = 1..=8;
-pub const LIST_OFFSETS_VERSIONS: RangeInclusive<i16> = 1..=5;
+pub const API_LIST_OFFSETS: i16 = ApiKey::ListOffsets as i16;
+pub const API_METADATA: i16 = ApiKey::Metadata as i16;
+pub const API_SASL_HANDSHAKE: i16 = ApiKey::SaslHandshake as i16;
+pub const API_VERSIONS: i16 = ApiKey::ApiVersions as i16;
+pub const API_SASL_AUTHENTICATE: i16 = ApiKey::SaslAuthenticate as i16;
+
+pub const METADATA_VERSIONS: RangeInclusive<i16> = 1..=MetadataRequest::VERSIONS.max;
+pub const LIST_OFFSETS_VERSIONS: RangeInclusive<i16> = 1..=ListOffsetsRequest::VERSIONS.max;
+/// SaslHandshake v1 hands the SASL bytes to SaslAuthenticate (KIP-152).
+pub const SASL_HANDSHAKE_VERSIONS: RangeInclusive<i16> = 1..=1;
+pub const SASL_AUTHENTICATE_VERSIONS: RangeInclusive<i16> =
+    0..=kafka_protocol::messages::SaslAuthenticateRequest::VERSIONS.max;
+/// The first Metadata version that carries topic IDs.
+pub const METADATA_TOPIC_ID_VERSION: i16 = 10;
 
 /// The first Kafka release that answers the versions offsetkeeper speaks of an API, for the
 /// message when a broker does not.
@@ -40,203 +66,96 @@ pub struct Malformed(pub String);
 
 type Parsed<T> = std::result::Result<T, Malformed>;
 
-/// Big-endian request encoding.
-#[derive(Default)]
-pub struct Writer {
-    pub buf: Vec<u8>,
+/// One request as sent on the wire: its size, its header (of the version the API and version
+/// call for) and its body.
+pub fn frame<R: Request>(
+    request: &R,
+    version: i16,
+    correlation_id: i32,
+    client_id: &str,
+) -> Parsed<Vec<u8>> {
+    let mut header = RequestHeader::default();
+    header.request_api_key = R::KEY;
+    header.request_api_version = version;
+    header.correlation_id = correlation_id;
+    header.client_id = Some(StrBytes::from_string(client_id.to_string()));
+    let mut buf = BytesMut::with_capacity(64);
+    buf.extend_from_slice(&[0; 4]);
+    let encoded = header
+        .encode(&mut buf, R::header_version(version))
+        .and_then(|()| request.encode(&mut buf, version));
+    encoded.map_err(|err| {
+        Malformed(format!(
+            "cannot encode {:?} v{version}: {err}",
+            ApiKey::try_from(R::KEY).ok()
+        ))
+    })?;
+    let size = i32::try_from(buf.len() - 4)
+        .map_err(|_| Malformed(format!("request of {} bytes", buf.len())))?;
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(buf.to_vec())
 }
 
-impl Writer {
-    pub fn i8(&mut self, v: i8) -> &mut Self {
-        self.buf.push(v as u8);
-        self
-    }
-    pub fn i16(&mut self, v: i16) -> &mut Self {
-        self.buf.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    pub fn i32(&mut self, v: i32) -> &mut Self {
-        self.buf.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    pub fn i64(&mut self, v: i64) -> &mut Self {
-        self.buf.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    pub fn bool(&mut self, v: bool) -> &mut Self {
-        self.i8(v as i8)
-    }
-    /// A string of at most `i16::MAX` bytes (topic names are at most 249).
-    pub fn string(&mut self, v: &str) -> &mut Self {
-        let len = v.len().min(i16::MAX as usize);
-        self.i16(len as i16);
-        self.buf.extend_from_slice(&v.as_bytes()[..len]);
-        self
-    }
-    pub fn array_len(&mut self, len: usize) -> &mut Self {
-        self.i32(i32::try_from(len).unwrap_or(i32::MAX))
-    }
-    pub fn bytes(&mut self, v: &[u8]) -> &mut Self {
-        self.array_len(v.len());
-        self.buf.extend_from_slice(v);
-        self
-    }
+/// The response header of `R` at `version`: its correlation id, the body after it.
+pub fn split_header<R: HeaderVersion>(version: i16, mut answer: Bytes) -> Parsed<(i32, Bytes)> {
+    let header = ResponseHeader::decode(&mut answer, R::header_version(version))
+        .map_err(|err| Malformed(format!("response header: {err}")))?;
+    Ok((header.correlation_id, answer))
 }
 
-/// Big-endian response decoding; every read is bounds-checked.
-pub struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+/// The body of `R` at `version`.
+pub fn decode<R: Decodable>(version: i16, mut body: Bytes) -> Parsed<R> {
+    R::decode(&mut body, version).map_err(|err| Malformed(format!("{err}")))
 }
 
-impl<'a> Reader<'a> {
-    pub fn new(buf: &'a [u8]) -> Reader<'a> {
-        Reader { buf, pos: 0 }
-    }
-
-    fn take(&mut self, n: usize) -> Parsed<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|end| *end <= self.buf.len());
-        let end = end.ok_or_else(|| {
-            Malformed(format!(
-                "needs {n} more byte(s) at {} of {}",
-                self.pos,
-                self.buf.len()
-            ))
-        })?;
-        let bytes = &self.buf[self.pos..end];
-        self.pos = end;
-        Ok(bytes)
-    }
-
-    fn array<const N: usize>(&mut self) -> Parsed<[u8; N]> {
-        let mut out = [0u8; N];
-        out.copy_from_slice(self.take(N)?);
-        Ok(out)
-    }
-
-    pub fn i8(&mut self) -> Parsed<i8> {
-        Ok(i8::from_be_bytes(self.array()?))
-    }
-    pub fn i16(&mut self) -> Parsed<i16> {
-        Ok(i16::from_be_bytes(self.array()?))
-    }
-    pub fn i32(&mut self) -> Parsed<i32> {
-        Ok(i32::from_be_bytes(self.array()?))
-    }
-    pub fn i64(&mut self) -> Parsed<i64> {
-        Ok(i64::from_be_bytes(self.array()?))
-    }
-    pub fn bool(&mut self) -> Parsed<bool> {
-        Ok(self.i8()? != 0)
-    }
-
-    pub fn nullable_string(&mut self) -> Parsed<Option<String>> {
-        let len = self.i16()?;
-        if len < 0 {
-            return Ok(None);
-        }
-        let bytes = self.take(len as usize)?;
-        String::from_utf8(bytes.to_vec())
-            .map(Some)
-            .map_err(|_| Malformed("a string is not UTF-8".into()))
-    }
-
-    pub fn string(&mut self) -> Parsed<String> {
-        self.nullable_string()?
-            .ok_or_else(|| Malformed("a required string is null".into()))
-    }
-
-    /// An array's elements, each read by `element`; a null array is empty.
-    pub fn array_of<T>(
-        &mut self,
-        mut element: impl FnMut(&mut Self) -> Parsed<T>,
-    ) -> Parsed<Vec<T>> {
-        let len = self.i32()?;
-        if len < 0 {
-            return Ok(Vec::new());
-        }
-        // Every element takes at least one byte: a length beyond the buffer is a lie.
-        if len as usize > self.buf.len() - self.pos {
-            return Err(Malformed(format!(
-                "array of {len} in {} byte(s)",
-                self.buf.len() - self.pos
-            )));
-        }
-        (0..len).map(|_| element(self)).collect()
-    }
-
-    pub fn bytes(&mut self) -> Parsed<Vec<u8>> {
-        let len = self.i32()?;
-        if len < 0 {
-            return Ok(Vec::new());
-        }
-        Ok(self.take(len as usize)?.to_vec())
-    }
-
-    pub fn skip_i32_array(&mut self) -> Parsed<()> {
-        let len = self.i32()?;
-        if len > 0 {
-            self.take(len as usize * 4)?;
-        }
-        Ok(())
-    }
+/// The ApiVersions request offsetkeeper sends first on each connection, at the newest version
+/// the crate knows; v3+ names the client (KIP-511).
+pub fn api_versions_request() -> ApiVersionsRequest {
+    let mut request = ApiVersionsRequest::default();
+    request.client_software_name = StrBytes::from_static_str("offsetkeeper");
+    request.client_software_version = StrBytes::from_static_str(env!("CARGO_PKG_VERSION"));
+    request
 }
 
-/// The request header (v1): api key, version, correlation id, client id.
-pub fn request_header(api_key: i16, version: i16, correlation_id: i32, client_id: &str) -> Writer {
-    let mut w = Writer::default();
-    w.i16(api_key)
-        .i16(version)
-        .i32(correlation_id)
-        .string(client_id);
-    w
+pub const API_VERSIONS_NEWEST: i16 = ApiVersionsRequest::VERSIONS.max;
+/// The error a broker answers an ApiVersions version it does not know with, in a v0 body that
+/// (from Kafka 2.4) lists the versions it knows.
+pub const UNSUPPORTED_VERSION: i16 = 35;
+
+/// The ApiVersions answer to a request of `version`: a broker that does not know that version
+/// answers in v0, with UNSUPPORTED_VERSION (every version starts with the error code).
+pub fn parse_api_versions(version: i16, body: Bytes) -> Parsed<ApiVersionsResponse> {
+    let unsupported = body.get(..2) == Some(&UNSUPPORTED_VERSION.to_be_bytes()[..]);
+    decode(if unsupported { 0 } else { version }, body)
 }
 
-/// ApiVersions v0 answer: the version range of every API the broker supports.
-pub fn parse_api_versions(body: &[u8]) -> Parsed<Result<HashMap<i16, RangeInclusive<i16>>, i16>> {
-    let mut r = Reader::new(body);
-    let error = r.i16()?;
-    let apis = r.array_of(|r| Ok((r.i16()?, r.i16()?..=r.i16()?)))?;
-    if error != 0 {
-        return Ok(Err(error));
-    }
-    Ok(Ok(apis.into_iter().collect()))
+/// The version range of each API a broker speaks.
+pub fn api_ranges(answer: &ApiVersionsResponse) -> HashMap<i16, RangeInclusive<i16>> {
+    answer
+        .api_keys
+        .iter()
+        .map(|api| (api.api_key, api.min_version..=api.max_version))
+        .collect()
 }
 
-/// SaslHandshake v1 answer: the error code and the mechanisms the broker enables.
-pub fn parse_sasl_handshake(body: &[u8]) -> Parsed<(i16, Vec<String>)> {
-    let mut r = Reader::new(body);
-    Ok((r.i16()?, r.array_of(|r| r.string())?))
-}
-
-/// SaslAuthenticate v0/v1 answer: the error code and message, and the server's SASL bytes.
-pub fn parse_sasl_authenticate(body: &[u8]) -> Parsed<(i16, Option<String>, Vec<u8>)> {
-    let mut r = Reader::new(body);
-    Ok((r.i16()?, r.nullable_string()?, r.bytes()?))
-}
-
-/// Metadata request: the named topics, or every topic with `None` (a null array, v1+). From v4
-/// on it never creates a topic.
-pub fn metadata_request(version: i16, topics: Option<&[String]>) -> Writer {
-    let mut w = Writer::default();
-    match topics {
-        Some(topics) => {
-            w.array_len(topics.len());
-            for topic in topics {
-                w.string(topic);
-            }
-        }
-        None => {
-            w.i32(-1);
-        }
-    }
+/// Metadata request: the named topics, or every topic with `None`. It never creates a topic
+/// (v4+; older brokers have no such flag).
+pub fn metadata_request(version: i16, topics: Option<&[String]>) -> MetadataRequest {
+    let mut request = MetadataRequest::default();
+    request.topics = topics.map(|topics| {
+        topics
+            .iter()
+            .map(|topic| {
+                let mut asked = MetadataRequestTopic::default();
+                asked.name = Some(TopicName(StrBytes::from_string(topic.clone())));
+                asked
+            })
+            .collect()
+    });
     if version >= 4 {
-        w.bool(false); // allow_auto_topic_creation
+        request.allow_auto_topic_creation = false;
     }
-    if version >= 8 {
-        w.bool(false).bool(false); // include cluster / topic authorized operations
-    }
-    w
+    request
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,6 +177,9 @@ pub struct PartitionMetadata {
 pub struct TopicMetadata {
     pub error: i16,
     pub name: String,
+    /// The topic's ID (KIP-516) in Kafka's own text form (URL-safe base64, as `kafka-topics
+    /// --describe` prints it); `None` from brokers before 2.8 or Metadata before v10.
+    pub topic_id: Option<String>,
     pub is_internal: bool,
     pub partitions: Vec<PartitionMetadata>,
 }
@@ -268,86 +190,82 @@ pub struct Metadata {
     pub topics: Vec<TopicMetadata>,
 }
 
-pub fn parse_metadata(version: i16, body: &[u8]) -> Parsed<Metadata> {
-    let mut r = Reader::new(body);
-    if version >= 3 {
-        r.i32()?; // throttle_time_ms
-    }
-    let brokers = r.array_of(|r| {
-        let broker = BrokerAddress {
-            node_id: r.i32()?,
-            host: r.string()?,
-            port: r.i32()?,
-        };
-        r.nullable_string()?; // rack
-        Ok(broker)
-    })?;
-    if version >= 2 {
-        r.nullable_string()?; // cluster_id
-    }
-    r.i32()?; // controller_id
-    let topics = r.array_of(|r| {
-        let error = r.i16()?;
-        let name = r.string()?;
-        let is_internal = r.bool()?;
-        let partitions = r.array_of(|r| {
-            let partition = PartitionMetadata {
-                error: r.i16()?,
-                partition: r.i32()?,
-                leader: r.i32()?,
-            };
-            if version >= 7 {
-                r.i32()?; // leader_epoch
-            }
-            r.skip_i32_array()?; // replica_nodes
-            r.skip_i32_array()?; // isr_nodes
-            if version >= 5 {
-                r.skip_i32_array()?; // offline_replicas
-            }
-            Ok(partition)
-        })?;
-        if version >= 8 {
-            r.i32()?; // topic_authorized_operations
-        }
-        Ok(TopicMetadata {
-            error,
-            name,
-            is_internal,
-            partitions,
+/// A topic ID as Kafka writes it; the all-zero ID means none.
+pub fn topic_id_text(id: &[u8; 16]) -> Option<String> {
+    (id != &[0; 16]).then(|| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id))
+}
+
+pub fn parse_metadata(answer: MetadataResponse) -> Metadata {
+    let brokers = answer
+        .brokers
+        .into_iter()
+        .map(|broker| BrokerAddress {
+            node_id: broker.node_id.0,
+            host: broker.host.to_string(),
+            port: broker.port,
         })
-    })?;
-    if version >= 8 {
-        r.i32()?; // cluster_authorized_operations
-    }
-    Ok(Metadata { brokers, topics })
+        .collect();
+    let topics = answer
+        .topics
+        .into_iter()
+        .map(|topic| TopicMetadata {
+            error: topic.error_code,
+            name: topic
+                .name
+                .map(|name| name.0.to_string())
+                .unwrap_or_default(),
+            topic_id: topic_id_text(topic.topic_id.as_bytes()),
+            is_internal: topic.is_internal,
+            partitions: topic
+                .partitions
+                .into_iter()
+                .map(|partition| PartitionMetadata {
+                    error: partition.error_code,
+                    partition: partition.partition_index,
+                    leader: partition.leader_id.0,
+                })
+                .collect(),
+        })
+        .collect();
+    Metadata { brokers, topics }
 }
 
 /// ListOffsets request: for each (topic, partitions) the offset at `timestamp` (or
-/// [`EARLIEST`] / [`LATEST`]).
+/// [`EARLIEST`] / [`LATEST`]). `timeout_ms` bounds the broker's wait on tiered storage (v10+).
 pub fn list_offsets_request(
     version: i16,
     read_committed: bool,
     topics: &[(&str, Vec<i32>)],
     timestamp: i64,
-) -> Writer {
-    let mut w = Writer::default();
-    w.i32(-1); // replica_id: a consumer
+    timeout_ms: i32,
+) -> ListOffsetsRequest {
+    let mut request = ListOffsetsRequest::default();
+    request.replica_id = BrokerId(-1); // a consumer
     if version >= 2 {
         // v1 (before 0.11) has no isolation level: those brokers have no transactions.
-        w.i8(read_committed as i8);
+        request.isolation_level = i8::from(read_committed);
     }
-    w.array_len(topics.len());
-    for (topic, partitions) in topics {
-        w.string(topic).array_len(partitions.len());
-        for partition in partitions {
-            w.i32(*partition);
-            if version >= 4 {
-                w.i32(-1); // current_leader_epoch: unknown
-            }
-            w.i64(timestamp);
-        }
+    if version >= 10 {
+        request.timeout_ms = timeout_ms;
     }
-    w
+    request.topics = topics
+        .iter()
+        .map(|(topic, partitions)| {
+            let mut asked = ListOffsetsTopic::default();
+            asked.name = TopicName(StrBytes::from_string(topic.to_string()));
+            asked.partitions = partitions
+                .iter()
+                .map(|partition| {
+                    let mut p = ListOffsetsPartition::default();
+                    p.partition_index = *partition;
+                    p.timestamp = timestamp;
+                    p
+                })
+                .collect();
+            asked
+        })
+        .collect();
+    request
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -359,38 +277,18 @@ pub struct ListedOffset {
     pub offset: i64,
 }
 
-pub fn parse_list_offsets(version: i16, body: &[u8]) -> Parsed<Vec<ListedOffset>> {
-    let mut r = Reader::new(body);
-    if version >= 2 {
-        r.i32()?; // throttle_time_ms
+pub fn parse_list_offsets(answer: ListOffsetsResponse) -> Vec<ListedOffset> {
+    let mut listed = Vec::new();
+    for topic in answer.topics {
+        let name = topic.name.0.to_string();
+        listed.extend(topic.partitions.into_iter().map(|p| ListedOffset {
+            topic: name.clone(),
+            partition: p.partition_index,
+            error: p.error_code,
+            offset: p.offset,
+        }));
     }
-    let topics = r.array_of(|r| {
-        let topic = r.string()?;
-        let partitions = r.array_of(|r| {
-            let partition = r.i32()?;
-            let error = r.i16()?;
-            r.i64()?; // timestamp
-            let offset = r.i64()?;
-            if version >= 4 {
-                r.i32()?; // leader_epoch
-            }
-            Ok((partition, error, offset))
-        })?;
-        Ok((topic, partitions))
-    })?;
-    Ok(topics
-        .into_iter()
-        .flat_map(|(topic, partitions)| {
-            partitions
-                .into_iter()
-                .map(move |(partition, error, offset)| ListedOffset {
-                    topic: topic.clone(),
-                    partition,
-                    error,
-                    offset,
-                })
-        })
-        .collect())
+    listed
 }
 
 /// Error codes a request may meet while leadership moves or a topic is being created: the
@@ -399,30 +297,23 @@ pub fn is_retriable(code: i16) -> bool {
     matches!(code, 3 | 5 | 6 | 7 | 13 | 14 | 15 | 19 | 20 | 74 | 75 | 78)
 }
 
-/// The broker's name for an error code, for messages.
-pub fn error_name(code: i16) -> &'static str {
-    match code {
-        -1 => "UNKNOWN_SERVER_ERROR",
-        1 => "OFFSET_OUT_OF_RANGE",
-        3 => "UNKNOWN_TOPIC_OR_PARTITION",
-        5 => "LEADER_NOT_AVAILABLE",
-        6 => "NOT_LEADER_OR_FOLLOWER",
-        7 => "REQUEST_TIMED_OUT",
-        13 => "NETWORK_EXCEPTION",
-        14 => "COORDINATOR_LOAD_IN_PROGRESS",
-        15 => "COORDINATOR_NOT_AVAILABLE",
-        19 => "NOT_ENOUGH_REPLICAS",
-        20 => "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
-        29 => "TOPIC_AUTHORIZATION_FAILED",
-        31 => "CLUSTER_AUTHORIZATION_FAILED",
-        35 => "UNSUPPORTED_VERSION",
-        42 => "INVALID_REQUEST",
-        43 => "UNSUPPORTED_FOR_MESSAGE_FORMAT",
-        58 => "SASL_AUTHENTICATION_FAILED",
-        74 => "FENCED_LEADER_EPOCH",
-        75 => "UNKNOWN_LEADER_EPOCH",
-        78 => "OFFSET_NOT_AVAILABLE",
-        _ => "UNEXPECTED_ERROR",
+/// The broker's name for an error code (`UNKNOWN_TOPIC_OR_PARTITION`), for messages.
+pub fn error_name(code: i16) -> String {
+    match ResponseError::try_from_code(code) {
+        None => "NONE".to_string(),
+        Some(ResponseError::Unknown(_)) => "UNEXPECTED_ERROR".to_string(),
+        Some(error) => {
+            // The crate names errors in CamelCase; Kafka's own names are SCREAMING_SNAKE.
+            let camel = format!("{error:?}");
+            let mut name = String::with_capacity(camel.len() + 8);
+            for (i, c) in camel.chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    name.push('_');
+                }
+                name.push(c.to_ascii_uppercase());
+            }
+            name
+        }
     }
 }
 
@@ -436,47 +327,55 @@ pub fn pick_version(ours: &RangeInclusive<i16>, theirs: &RangeInclusive<i16>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kafka_protocol::messages::api_versions_response::ApiVersion;
+    use kafka_protocol::messages::list_offsets_response::{
+        ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+    };
+    use kafka_protocol::messages::metadata_response::{
+        MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_protocol::messages::SaslHandshakeResponse;
+
+    const ID: [u8; 16] = [7; 16];
+
+    fn encoded<M: Encodable>(message: &M, version: i16) -> Bytes {
+        let mut buf = BytesMut::new();
+        message.encode(&mut buf, version).unwrap();
+        buf.freeze()
+    }
 
     /// A Metadata answer as a broker of `version` sends it.
-    fn metadata_answer(version: i16) -> Vec<u8> {
-        let mut w = Writer::default();
-        if version >= 3 {
-            w.i32(0); // throttle
+    fn metadata_answer(version: i16) -> Bytes {
+        let mut answer = MetadataResponse::default();
+        let mut broker = MetadataResponseBroker::default();
+        broker.node_id = BrokerId(0);
+        broker.host = StrBytes::from_static_str("localhost");
+        broker.port = 9092;
+        answer.brokers.push(broker);
+        let mut clicks = MetadataResponseTopic::default();
+        clicks.name = Some(TopicName(StrBytes::from_static_str("clicks")));
+        if version >= METADATA_TOPIC_ID_VERSION {
+            clicks.topic_id = uuid::Uuid::from_bytes(ID);
         }
-        w.array_len(1).i32(0).string("localhost").i32(9092).i16(-1); // brokers, null rack
-        if version >= 2 {
-            w.string("cluster-id");
-        }
-        w.i32(0); // controller
-        w.array_len(2);
-        w.i16(0).string("clicks").bool(false).array_len(2);
         for (partition, leader) in [(0, 0), (1, -1)] {
-            w.i16(if leader < 0 { 5 } else { 0 })
-                .i32(partition)
-                .i32(leader);
-            if version >= 7 {
-                w.i32(3);
-            }
-            w.array_len(1).i32(0).array_len(1).i32(0);
-            if version >= 5 {
-                w.array_len(0);
-            }
+            let mut p = MetadataResponsePartition::default();
+            p.error_code = if leader < 0 { 5 } else { 0 };
+            p.partition_index = partition;
+            p.leader_id = BrokerId(leader);
+            clicks.partitions.push(p);
         }
-        if version >= 8 {
-            w.i32(i32::MIN);
-        }
-        w.i16(3).string("gone").bool(false).array_len(0);
-        if version >= 8 {
-            w.i32(i32::MIN);
-            w.i32(i32::MIN);
-        }
-        w.buf
+        answer.topics.push(clicks);
+        let mut gone = MetadataResponseTopic::default();
+        gone.error_code = 3;
+        gone.name = Some(TopicName(StrBytes::from_static_str("gone")));
+        answer.topics.push(gone);
+        encoded(&answer, version)
     }
 
     #[test]
-    fn metadata_answers_of_every_supported_version_parse() {
+    fn metadata_answers_of_every_supported_version_parse_with_topic_ids_from_v10() {
         for version in METADATA_VERSIONS {
-            let parsed = parse_metadata(version, &metadata_answer(version)).unwrap();
+            let parsed = parse_metadata(decode(version, metadata_answer(version)).unwrap());
             assert_eq!(parsed.brokers[0].host, "localhost");
             assert_eq!(parsed.topics[0].name, "clicks");
             assert_eq!(
@@ -495,6 +394,8 @@ mod tests {
                 ],
                 "v{version}"
             );
+            let expected_id = (version >= 10).then(|| "BwcHBwcHBwcHBwcHBwcHBw".to_string());
+            assert_eq!(parsed.topics[0].topic_id, expected_id, "v{version}");
             assert_eq!(
                 (parsed.topics[1].error, parsed.topics[1].name.as_str()),
                 (3, "gone")
@@ -505,121 +406,191 @@ mod tests {
     #[test]
     fn list_offsets_answers_of_every_supported_version_parse() {
         for version in LIST_OFFSETS_VERSIONS {
-            let mut w = Writer::default();
-            if version >= 2 {
-                w.i32(0); // throttle
-            }
-            w.array_len(1).string("clicks").array_len(2);
+            let mut answer = ListOffsetsResponse::default();
+            let mut topic = ListOffsetsTopicResponse::default();
+            topic.name = TopicName(StrBytes::from_static_str("clicks"));
             for (partition, error, offset) in [(0, 0i16, 42i64), (1, 6, -1)] {
-                w.i32(partition).i16(error).i64(-1).i64(offset);
-                if version >= 4 {
-                    w.i32(0);
-                }
+                let mut p = ListOffsetsPartitionResponse::default();
+                p.partition_index = partition;
+                p.error_code = error;
+                p.offset = offset;
+                topic.partitions.push(p);
             }
-            let parsed = parse_list_offsets(version, &w.buf).unwrap();
+            answer.topics.push(topic);
+            let parsed = parse_list_offsets(decode(version, encoded(&answer, version)).unwrap());
             assert_eq!(parsed.len(), 2);
             assert_eq!(
                 (parsed[0].partition, parsed[0].error, parsed[0].offset),
-                (0, 0, 42)
+                (0, 0, 42),
+                "v{version}"
             );
             assert_eq!((parsed[1].partition, parsed[1].error), (1, 6));
         }
     }
 
     #[test]
-    fn truncated_and_lying_answers_are_malformed_not_panics() {
-        let full = metadata_answer(8);
+    fn truncated_answers_are_malformed_not_panics() {
+        let full = metadata_answer(12);
         for cut in 0..full.len() {
-            assert!(parse_metadata(8, &full[..cut]).is_err(), "cut at {cut}");
+            assert!(
+                decode::<MetadataResponse>(12, full.slice(..cut)).is_err(),
+                "cut at {cut}"
+            );
         }
-        let mut w = Writer::default();
-        w.i32(0).i32(i32::MAX); // throttle, then an array claiming 2^31 topics
-        assert!(parse_list_offsets(5, &w.buf).is_err());
-        assert!(parse_api_versions(&[0, 0, 0x7f, 0xff, 0xff, 0xff]).is_err());
+        assert!(split_header::<MetadataResponse>(12, Bytes::from_static(&[0, 0])).is_err());
     }
 
+    /// The layouts old brokers (0.10.1 to 0.11) expect, byte by byte, and the flexible ones.
     #[test]
-    fn requests_are_encoded_as_the_broker_expects() {
-        let topics = vec![("t".to_string())];
-        assert_eq!(
-            metadata_request(8, Some(&topics)).buf,
-            [0, 0, 0, 1, 0, 1, b't', 0, 0, 0]
-        );
-        assert_eq!(metadata_request(4, None).buf, [0xff, 0xff, 0xff, 0xff, 0]);
-        let request = list_offsets_request(5, false, &[("t", vec![7])], LATEST);
-        let mut expected = Writer::default();
-        expected
-            .i32(-1)
-            .i8(0)
-            .i32(1)
-            .string("t")
-            .i32(1)
-            .i32(7)
-            .i32(-1)
-            .i64(-1);
-        assert_eq!(request.buf, expected.buf);
-    }
-
-    /// The layouts of the versions brokers before 0.11 answer, byte by byte.
-    #[test]
-    fn old_versions_have_their_own_layout() {
-        let topics = vec![("t".to_string())];
+    fn requests_are_encoded_as_each_version_expects() {
+        let topics = vec!["t".to_string()];
         // Metadata v1-v3: no allow_auto_topic_creation; all topics is a null array.
         for version in 1..=3 {
-            assert_eq!(
-                metadata_request(version, Some(&topics)).buf,
-                [0, 0, 0, 1, 0, 1, b't']
-            );
-            assert_eq!(metadata_request(version, None).buf, [0xff; 4]);
+            let request = metadata_request(version, Some(&topics));
+            assert_eq!(encoded(&request, version)[..], [0, 0, 0, 1, 0, 1, b't']);
+            let all = metadata_request(version, None);
+            assert_eq!(encoded(&all, version)[..], [0xff; 4]);
         }
-        assert_eq!(
-            metadata_request(4, Some(&topics)).buf,
-            [0, 0, 0, 1, 0, 1, b't', 0]
-        );
-        // Metadata v1 answer: brokers (with rack), controller, topics; no throttle, no cluster id.
-        let mut v1 = Writer::default();
-        v1.array_len(1)
-            .i32(7)
-            .string("b7")
-            .i32(9092)
-            .string("rack-a");
-        v1.i32(7);
-        v1.array_len(1).i16(0).string("t").bool(false).array_len(1);
-        v1.i16(0)
-            .i32(0)
-            .i32(7)
-            .array_len(1)
-            .i32(7)
-            .array_len(1)
-            .i32(7);
-        let parsed = parse_metadata(1, &v1.buf).unwrap();
-        assert_eq!(
-            parsed.brokers,
-            vec![BrokerAddress {
-                node_id: 7,
-                host: "b7".into(),
-                port: 9092
-            }]
-        );
-        assert_eq!(parsed.topics[0].partitions[0].leader, 7);
-        assert!(parse_metadata(2, &v1.buf).is_err(), "v2 has a cluster id");
-        // v2 adds the cluster id after the brokers; v3 the throttle time in front.
-        let mut v2 = Writer::default();
-        v2.array_len(0).string("cid").i32(-1).array_len(0);
-        assert!(parse_metadata(2, &v2.buf).unwrap().brokers.is_empty());
-        let mut v3 = Writer::default();
-        v3.i32(0).buf.extend_from_slice(&v2.buf);
-        assert!(parse_metadata(3, &v3.buf).unwrap().topics.is_empty());
+        let v4 = metadata_request(4, Some(&topics));
+        assert_eq!(encoded(&v4, 4)[..], [0, 0, 0, 1, 0, 1, b't', 0]);
+        // v8: plus include cluster / topic authorized operations.
+        let v8 = metadata_request(8, Some(&topics));
+        assert_eq!(encoded(&v8, 8)[..], [0, 0, 0, 1, 0, 1, b't', 0, 0, 0]);
+        // v10 (flexible): compact array (len + 1), topic id, compact string, tagged fields.
+        let v10 = encoded(&metadata_request(10, Some(&topics)), 10);
+        let mut expected = vec![2];
+        expected.extend_from_slice(&[0; 16]);
+        expected.extend_from_slice(&[2, b't', 0, 0, 0, 0, 0]);
+        assert_eq!(v10[..], expected[..]);
+
         // ListOffsets v1: replica id, no isolation level; one timestamp per partition.
-        let request = list_offsets_request(1, true, &[("t", vec![7])], EARLIEST);
-        let mut expected = Writer::default();
-        expected.i32(-1).i32(1).string("t").i32(1).i32(7).i64(-2);
-        assert_eq!(request.buf, expected.buf);
-        let mut answer = Writer::default();
-        answer.array_len(1).string("t").array_len(1);
-        answer.i32(7).i16(0).i64(-1).i64(42);
-        let parsed = parse_list_offsets(1, &answer.buf).unwrap();
-        assert_eq!((parsed[0].partition, parsed[0].offset), (7, 42));
+        let request = list_offsets_request(1, true, &[("t", vec![7])], EARLIEST, 30_000);
+        let mut expected = Vec::new();
+        expected.extend_from_slice(&(-1i32).to_be_bytes());
+        expected.extend_from_slice(&1i32.to_be_bytes());
+        expected.extend_from_slice(&[0, 1, b't']);
+        expected.extend_from_slice(&1i32.to_be_bytes());
+        expected.extend_from_slice(&7i32.to_be_bytes());
+        expected.extend_from_slice(&(-2i64).to_be_bytes());
+        assert_eq!(encoded(&request, 1)[..], expected[..]);
+        // v5: plus isolation level and the current leader epoch (unknown, -1).
+        let request = list_offsets_request(5, false, &[("t", vec![7])], LATEST, 30_000);
+        let v5 = encoded(&request, 5);
+        assert_eq!(v5[4], 0, "read_uncommitted");
+        assert_eq!(v5[v5.len() - 12..v5.len() - 8], (-1i32).to_be_bytes());
+        // Every version the crate knows encodes (v10 carries the timeout).
+        for version in LIST_OFFSETS_VERSIONS {
+            let request = list_offsets_request(version, true, &[("t", vec![7])], LATEST, 1000);
+            assert!(!encoded(&request, version).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_frame_has_its_size_and_the_header_of_its_version() {
+        let request = metadata_request(1, None);
+        let v1 = frame(&request, 1, 9, "ok").unwrap();
+        // size, api key 3, version 1, correlation id 9, client id "ok", null topics
+        let mut expected = vec![0, 0, 0, 16, 0, 3, 0, 1, 0, 0, 0, 9, 0, 2, b'o', b'k'];
+        expected.extend_from_slice(&[0xff; 4]);
+        assert_eq!(v1, expected);
+        // v9+: header v2, with its (empty) tagged fields after the client id.
+        let v12 = frame(&metadata_request(12, None), 12, 9, "ok").unwrap();
+        assert_eq!(v12[14..17], [b'o', b'k', 0]);
+    }
+
+    #[test]
+    fn an_api_versions_answer_in_v0_after_unsupported_version_is_read_as_v0() {
+        let mut answer = ApiVersionsResponse::default();
+        answer.error_code = UNSUPPORTED_VERSION;
+        let mut api = ApiVersion::default();
+        api.api_key = API_VERSIONS;
+        api.max_version = 2;
+        answer.api_keys.push(api);
+        let parsed = parse_api_versions(API_VERSIONS_NEWEST, encoded(&answer, 0)).unwrap();
+        assert_eq!(parsed.error_code, UNSUPPORTED_VERSION);
+        assert_eq!(api_ranges(&parsed)[&API_VERSIONS], 0..=2);
+        answer.error_code = 0;
+        let newest = encoded(&answer, API_VERSIONS_NEWEST);
+        let parsed = parse_api_versions(API_VERSIONS_NEWEST, newest).unwrap();
+        assert_eq!(parsed.error_code, 0);
+    }
+
+    /// `before`, then an array length claiming `claim` elements (as a flexible version's varint
+    /// of `claim + 1` when `compact`), then 8 bytes that are not elements.
+    fn claiming(before: &[u8], claim: u32, compact: bool) -> Bytes {
+        let mut body = BytesMut::from(before);
+        if compact {
+            let mut n = claim + 1;
+            while n >= 0x80 {
+                body.extend_from_slice(&[(n as u8) | 0x80]);
+                n >>= 7;
+            }
+            body.extend_from_slice(&[n as u8]);
+        } else {
+            body.extend_from_slice(&claim.to_be_bytes());
+        }
+        body.extend_from_slice(&[0; 8]);
+        body.freeze()
+    }
+
+    /// A peer claiming 2^31-1 elements in 8 bytes: the decoder must not reserve memory for the
+    /// claim (kafka-protocol 0.18 did, which aborts the process; rust/patched/README.md).
+    #[test]
+    fn answers_claiming_more_elements_than_they_hold_are_malformed_not_aborts() {
+        const CLAIM: u32 = i32::MAX as u32;
+        // Metadata v1 with no broker, controller 0 and one topic "t" whose partitions claim.
+        let nested = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, b't', 0];
+        let cases: Vec<(&str, Parsed<()>)> = vec![
+            (
+                "Metadata v1 brokers",
+                decode::<MetadataResponse>(1, claiming(&[], CLAIM, false)).map(drop),
+            ),
+            (
+                "Metadata v1 partitions",
+                decode::<MetadataResponse>(1, claiming(&nested, CLAIM, false)).map(drop),
+            ),
+            (
+                "Metadata v12 brokers",
+                decode::<MetadataResponse>(12, claiming(&[0; 4], CLAIM, true)).map(drop),
+            ),
+            (
+                "ListOffsets v1 topics",
+                decode::<ListOffsetsResponse>(1, claiming(&[], CLAIM, false)).map(drop),
+            ),
+            (
+                "ListOffsets v10 topics",
+                decode::<ListOffsetsResponse>(10, claiming(&[0; 4], CLAIM, true)).map(drop),
+            ),
+            (
+                "ApiVersions v0 api keys",
+                parse_api_versions(0, claiming(&[0; 2], CLAIM, false)).map(drop),
+            ),
+            (
+                "ApiVersions v4 api keys",
+                parse_api_versions(4, claiming(&[0; 2], CLAIM, true)).map(drop),
+            ),
+            (
+                "SaslHandshake v1 mechanisms",
+                decode::<SaslHandshakeResponse>(1, claiming(&[0; 2], CLAIM, false)).map(drop),
+            ),
+        ];
+        for (what, parsed) in cases {
+            let err = parsed.expect_err(what).to_string();
+            assert!(
+                err.contains("Array length 2147483647 exceeds the 8 bytes remaining"),
+                "{what}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn error_codes_have_kafkas_names() {
+        assert_eq!(error_name(3), "UNKNOWN_TOPIC_OR_PARTITION");
+        assert_eq!(error_name(6), "NOT_LEADER_OR_FOLLOWER");
+        assert_eq!(error_name(29), "TOPIC_AUTHORIZATION_FAILED");
+        assert_eq!(error_name(58), "SASL_AUTHENTICATION_FAILED");
+        assert_eq!(error_name(-1), "UNKNOWN_SERVER_ERROR");
+        assert_eq!(error_name(9999), "UNEXPECTED_ERROR");
     }
 
     #[test]
@@ -633,6 +604,7 @@ mod tests {
         // Kafka 0.10.2: Metadata v0-v2, ListOffsets v0-v1.
         assert_eq!(pick_version(&METADATA_VERSIONS, &(0..=2)), Some(2));
         assert_eq!(pick_version(&LIST_OFFSETS_VERSIONS, &(0..=1)), Some(1));
-        assert_eq!(pick_version(&(2..=5), &(1..=10)), Some(5));
+        // Kafka 3.9: Metadata v0-v12, flexible and with topic ids.
+        assert_eq!(pick_version(&METADATA_VERSIONS, &(0..=12)), Some(12));
     }
 }

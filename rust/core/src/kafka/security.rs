@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::params::KafkaSettings;
 use crate::error::{Error, Result};
-use crate::pem::pem_file;
+use crate::pem::{certificates, pem_file, private_key};
 
 /// How a connection authenticates.
 #[derive(Clone, Default)]
@@ -199,10 +199,8 @@ fn tls_config(settings: &KafkaSettings) -> Result<(Arc<rustls::ClientConfig>, Tl
         Some((key, path, kind)) => {
             let path = pem_file(key, path, kind, "ssl.truststore.type")?;
             files.ca = Some(path.clone());
-            for cert in read_pem(key, &path, |item| match item {
-                rustls_pemfile::Item::X509Certificate(cert) => Some(cert),
-                _ => None,
-            })? {
+            let what = format!("{key} {}", path.display());
+            for cert in certificates(&what, &read_file(key, &path)?)? {
                 roots.add(cert).map_err(|err| {
                     Error::invalid(format!(
                         "{key} {}: a certificate is not usable: {err}",
@@ -238,18 +236,10 @@ fn tls_config(settings: &KafkaSettings) -> Result<(Arc<rustls::ClientConfig>, Tl
         Some(path) => {
             let kind = settings.get("ssl.keystore.type").unwrap_or("JKS");
             let path = pem_file("ssl.keystore.location", path, kind, "ssl.keystore.type")?;
-            let certs = read_pem("ssl.keystore.location", &path, |item| match item {
-                rustls_pemfile::Item::X509Certificate(cert) => Some(cert),
-                _ => None,
-            })?;
-            let key = read_pem("ssl.keystore.location", &path, |item| match item {
-                rustls_pemfile::Item::Pkcs8Key(key) => Some(key.into()),
-                rustls_pemfile::Item::Pkcs1Key(key) => Some(key.into()),
-                rustls_pemfile::Item::Sec1Key(key) => Some(key.into()),
-                _ => None,
-            })?
-            .into_iter()
-            .next()
+            let what = format!("ssl.keystore.location {}", path.display());
+            let pem = read_file("ssl.keystore.location", &path)?;
+            let certs = certificates(&what, &pem)?;
+            let key = private_key(&what, &pem)?
             .ok_or_else(|| {
                 Error::invalid(format!(
                     "ssl.keystore.location {} holds no unencrypted private key; give the key and its certificate chain in PEM",
@@ -266,22 +256,9 @@ fn tls_config(settings: &KafkaSettings) -> Result<(Arc<rustls::ClientConfig>, Tl
     Ok((Arc::new(config), files))
 }
 
-fn read_pem<T>(
-    key: &str,
-    path: &Path,
-    pick: impl Fn(rustls_pemfile::Item) -> Option<T>,
-) -> Result<Vec<T>> {
-    let bytes = std::fs::read(path).map_err(|err| {
-        Error::invalid(format!("{key} {}: cannot read it: {err}", path.display()))
-    })?;
-    let mut reader = std::io::BufReader::new(bytes.as_slice());
-    let mut found = Vec::new();
-    for item in rustls_pemfile::read_all(&mut reader) {
-        let item = item
-            .map_err(|err| Error::invalid(format!("{key} {}: not PEM: {err}", path.display())))?;
-        found.extend(pick(item));
-    }
-    Ok(found)
+fn read_file(key: &str, path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path)
+        .map_err(|err| Error::invalid(format!("{key} {}: cannot read it: {err}", path.display())))
 }
 
 #[cfg(test)]

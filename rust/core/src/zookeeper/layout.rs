@@ -120,6 +120,38 @@ pub fn encode_offset(offset: i64) -> Vec<u8> {
     offset.to_string().into_bytes()
 }
 
+/// The first line of a topic folder's data: the format's name and version.
+const IDENTITY_HEADER: &str = "offsetkeeper-topic-identity 1";
+
+/// The data of the topic folder `<base>/<group>/offsets/<topic>`: the topic ID (KIP-516) the
+/// stored offsets belong to, in two lines of text, `offsetkeeper-topic-identity 1` then
+/// `topic_id=<id as Kafka prints it>`. Readers of the old layout list the folder's children and
+/// never read its data, which Kafka's old consumer left empty.
+pub fn encode_topic_identity(topic_id: &str) -> Vec<u8> {
+    format!("{IDENTITY_HEADER}\ntopic_id={topic_id}\n").into_bytes()
+}
+
+/// The topic ID a topic folder's data records; `None` for an empty folder (written by Kafka's
+/// old consumer, an older offsetkeeper or another tool) and for data in another format, which
+/// is then treated as no ID at all.
+pub fn parse_topic_identity(data: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(data).ok()?;
+    let mut lines = text.lines().map(str::trim);
+    if lines.next()? != IDENTITY_HEADER {
+        return None;
+    }
+    lines
+        .filter_map(|line| line.strip_prefix("topic_id="))
+        .map(str::trim)
+        .find(|id| {
+            !id.is_empty()
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .map(str::to_string)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +222,29 @@ mod tests {
             "/a/b//offsets/t/0",
         ] {
             assert_eq!(parse_offset_path("/a/b", bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn topic_identity_round_trips_and_anything_else_is_no_identity() {
+        let data = encode_topic_identity("MkRv2K8MQzCr0e4uK3iLmw");
+        assert_eq!(
+            std::str::from_utf8(&data).unwrap(),
+            "offsetkeeper-topic-identity 1\ntopic_id=MkRv2K8MQzCr0e4uK3iLmw\n"
+        );
+        assert_eq!(
+            parse_topic_identity(&data).as_deref(),
+            Some("MkRv2K8MQzCr0e4uK3iLmw")
+        );
+        for other in [
+            &b""[..],
+            b"topic_id=abc",
+            b"offsetkeeper-topic-identity 2\ntopic_id=abc",
+            b"offsetkeeper-topic-identity 1\n",
+            b"offsetkeeper-topic-identity 1\ntopic_id=a/b",
+            b"\xff",
+        ] {
+            assert_eq!(parse_topic_identity(other), None, "{other:?}");
         }
     }
 

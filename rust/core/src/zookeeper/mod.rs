@@ -16,12 +16,23 @@ use crate::names::check_base_path;
 pub use security::{AclPolicy, ZkSecurity};
 pub use server_version::ServerVersion;
 
-/// ZooKeeper's default `jute.maxbuffer` is 1 MiB less one byte; requests stay below it with
-/// room for headers.
-const MAX_REQUEST_BYTES: usize = 1_000_000;
+/// ZooKeeper's default `jute.maxbuffer` (1 MiB less one byte) is the largest packet a server
+/// reads. A multi's ops stay 1 KiB below it: the request's own header and end marker, and the
+/// header and digest the server adds to the transaction it logs.
+const MAX_REQUEST_BYTES: usize = 0xfffff - 1024;
 
-/// Bytes of a multi-op entry besides its path and data: op header, lengths, version, ACL.
-const OP_OVERHEAD_BYTES: usize = 64;
+/// Bytes of a multi's op besides its path and data, as jute encodes them: the op header (type,
+/// done, error: 9), a 4-byte length before the path and before the data, 4 for the version.
+const SET_DATA_OP_BYTES: usize = 9 + 4 + 4 + 4;
+/// A create: the path, the data, the ACL list and the flags. The ACL list is counted as 256
+/// bytes: `world:anyone` takes 27, a few `digest` or `sasl` entries fit.
+const CREATE_OP_BYTES: usize = 9 + 4 + 4 + 256 + 4;
+/// A check or a delete: the path and the version.
+const PATH_VERSION_OP_BYTES: usize = 9 + 4 + 4;
+/// A read of a multi-read: the path and the watch flag. Its answer (the data and a 68-byte
+/// stat) may be larger than the request, and past 1 MB: the server sends it whole (the limit
+/// is the reading client's, and this client has none).
+const GET_DATA_OP_BYTES: usize = 9 + 4 + 1;
 
 tokio::task_local! {
     /// When the ZooKeeper work of the current call must be over; see [`ZkStore::bounded`].
@@ -133,13 +144,15 @@ impl WriteOp {
         }
     }
 
+    /// Its bytes in a multi request (jute encoding; the ACL list of a create at most).
     pub(crate) fn estimated_bytes(&self) -> usize {
         match self {
-            WriteOp::Create { path, data }
-            | WriteOp::CreateEphemeral { path, data }
-            | WriteOp::SetData { path, data, .. } => path.len() + data.len() + OP_OVERHEAD_BYTES,
+            WriteOp::Create { path, data } | WriteOp::CreateEphemeral { path, data } => {
+                path.len() + data.len() + CREATE_OP_BYTES
+            }
+            WriteOp::SetData { path, data, .. } => path.len() + data.len() + SET_DATA_OP_BYTES,
             WriteOp::Check { path, .. } | WriteOp::Delete { path } => {
-                path.len() + OP_OVERHEAD_BYTES
+                path.len() + PATH_VERSION_OP_BYTES
             }
         }
     }
@@ -274,7 +287,7 @@ impl ZkStore {
     /// follow `paths`' order.
     pub async fn read_nodes(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
         let mut values = Vec::with_capacity(paths.len());
-        for chunk in chunks_by_size(paths, |path| path.len() + OP_OVERHEAD_BYTES) {
+        for chunk in chunks_by_size(paths, |path| path.len() + GET_DATA_OP_BYTES) {
             values.extend(self.read_chunk(chunk).await?);
         }
         Ok(values)
@@ -742,13 +755,24 @@ pub fn request_chunks(ops: &[WriteOp]) -> Vec<&[WriteOp]> {
 
 /// Splits items into consecutive runs whose estimated size stays under one request's limit.
 pub(crate) fn chunks_by_size<T>(items: &[T], size_of: impl Fn(&T) -> usize) -> Vec<&[T]> {
+    chunks_beside(items, size_of, 0, 0)
+}
+
+/// [`chunks_by_size`] for runs that go with other operations: `first` bytes of them in the
+/// first request, `each` in every request.
+pub(crate) fn chunks_beside<T>(
+    items: &[T],
+    size_of: impl Fn(&T) -> usize,
+    first: usize,
+    each: usize,
+) -> Vec<&[T]> {
     let mut chunks = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
+    let (mut start, mut bytes) = (0, first + each);
     for (index, item) in items.iter().enumerate() {
         let size = size_of(item);
         if bytes + size > MAX_REQUEST_BYTES && index > start {
             chunks.push(&items[start..index]);
-            (start, bytes) = (index, 0);
+            (start, bytes) = (index, each);
         }
         bytes += size;
     }
@@ -777,6 +801,28 @@ mod tests {
         assert!(chunks.iter().all(|c| c.len() * 100 <= MAX_REQUEST_BYTES));
         let rejoined: Vec<usize> = chunks.concat();
         assert_eq!(rejoined, items);
+    }
+
+    #[test]
+    fn operations_beside_the_runs_count_against_their_requests() {
+        let items = vec![1000usize; 2 * (MAX_REQUEST_BYTES / 1000)];
+        let free = chunks_by_size(&items, |s| *s);
+        let beside = chunks_beside(&items, |s| *s, 50_000, 20_000);
+        assert_eq!((free.len(), beside.len()), (2, 3));
+        assert!(beside[0].len() * 1000 + 70_000 <= MAX_REQUEST_BYTES);
+        assert!(beside[1].len() * 1000 + 20_000 <= MAX_REQUEST_BYTES);
+        assert_eq!(beside.concat(), items);
+    }
+
+    #[test]
+    fn set_data_is_counted_as_jute_encodes_it() {
+        // header 9, path length 4 + 27, data length 4 + 7, version 4
+        let op = WriteOp::SetData {
+            path: "/consumers/g/offsets/t/123".to_string() + "4",
+            data: b"1000000".to_vec(),
+            version: Some(3),
+        };
+        assert_eq!(op.estimated_bytes(), 9 + 4 + 27 + 4 + 7 + 4);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::error::{Error, Result};
+use crate::pem::{certificates, private_key};
 
 /// The property that sets the version instead of asking the servers.
 pub const PROPERTY: &str = "zookeeper.server.version";
@@ -156,27 +157,12 @@ pub fn tls_connector(
     ca_pem: Option<&str>,
     identity_pem: Option<&str>,
 ) -> Result<tokio_rustls::TlsConnector> {
-    fn items(key: &str, text: &str) -> Result<Vec<rustls_pemfile::Item>> {
-        rustls_pemfile::read_all(&mut text.as_bytes())
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|err| Error::invalid(format!("{key}: not PEM: {err}")))
-    }
-    let certificates = |items: &[rustls_pemfile::Item]| -> Vec<_> {
-        items
-            .iter()
-            .filter_map(|item| match item {
-                rustls_pemfile::Item::X509Certificate(cert) => Some(cert.clone()),
-                _ => None,
-            })
-            .collect()
-    };
     let mut roots = rustls::RootCertStore::empty();
     let ca = match ca_pem {
-        Some(text) => certificates(&items("zookeeper.ssl.truststore.location", text)?),
-        None => std::fs::read_to_string("/etc/ssl/certs/ca-certificates.crt")
+        Some(text) => certificates("zookeeper.ssl.truststore.location", text.as_bytes())?,
+        None => std::fs::read("/etc/ssl/certs/ca-certificates.crt")
             .ok()
-            .and_then(|text| items("system CA bundle", &text).ok())
-            .map(|items| certificates(&items))
+            .and_then(|pem| certificates("system CA bundle", &pem).ok())
             .unwrap_or_default(),
     };
     roots.add_parsable_certificates(ca);
@@ -190,17 +176,10 @@ pub fn tls_connector(
         None => builder.with_no_client_auth(),
         Some(text) => {
             let key = "zookeeper.ssl.keystore.location";
-            let found = items(key, text)?;
-            let private_key = found.iter().find_map(|item| match item {
-                rustls_pemfile::Item::Pkcs8Key(key) => Some(key.clone_key().into()),
-                rustls_pemfile::Item::Pkcs1Key(key) => Some(key.clone_key().into()),
-                rustls_pemfile::Item::Sec1Key(key) => Some(key.clone_key().into()),
-                _ => None,
-            });
-            let private_key = private_key
+            let private_key = private_key(key, text.as_bytes())?
                 .ok_or_else(|| Error::invalid(format!("{key}: no unencrypted private key")))?;
             builder
-                .with_client_auth_cert(certificates(&found), private_key)
+                .with_client_auth_cert(certificates(key, text.as_bytes())?, private_key)
                 .map_err(|err| Error::invalid(format!("{key}: {err}")))?
         }
     };

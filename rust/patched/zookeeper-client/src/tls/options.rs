@@ -2,14 +2,13 @@ use std::sync::{Arc, RwLock};
 
 use derive_where::derive_where;
 use ignore_result::Ignore;
+use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
 use rustls::RootCertStore;
 
 use super::TlsClient;
 use crate::client::Result;
 use crate::Error;
-
-type PemItem = rustls_pemfile::Item;
 
 /// Ca certificates and crls to authenticate peer.
 #[derive(Clone, Debug)]
@@ -22,11 +21,15 @@ impl TlsCa {
     /// Constructs [TlsCa] from pem.
     pub fn from_pem(pem: &str) -> Result<Self> {
         let mut ca = Self { roots: RootCertStore::empty(), crls: Vec::new() };
-        for r in rustls_pemfile::read_all(&mut pem.as_bytes()) {
+        for r in CertificateDer::pem_slice_iter(pem.as_bytes()) {
             match r {
-                Ok(PemItem::X509Certificate(cert)) => ca.roots.add(cert).ignore(),
-                Ok(PemItem::Crl(crl)) => ca.crls.push(crl),
-                Ok(_) => continue,
+                Ok(cert) => ca.roots.add(cert).ignore(),
+                Err(err) => return Err(Error::with_other("fail to read ca", err)),
+            }
+        }
+        for r in CertificateRevocationListDer::pem_slice_iter(pem.as_bytes()) {
+            match r {
+                Ok(crl) => ca.crls.push(crl),
                 Err(err) => return Err(Error::with_other("fail to read ca", err)),
             }
         }
@@ -56,15 +59,15 @@ pub struct TlsIdentity {
 impl TlsIdentity {
     /// Constructs [TlsIdentity] from pem.
     pub fn from_pem(cert: &str, key: &str) -> Result<Self> {
-        let r: Result<Vec<_>, _> = rustls_pemfile::certs(&mut cert.as_bytes()).collect();
+        let r: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(cert.as_bytes()).collect();
         let cert = match r {
             Err(err) => return Err(Error::with_other("fail to read cert", err)),
             Ok(cert) => cert,
         };
-        let key = match rustls_pemfile::private_key(&mut key.as_bytes()) {
+        let key = match PrivateKeyDer::from_pem_slice(key.as_bytes()) {
+            Err(pem::Error::NoItemsFound) => return Err(Error::BadArguments(&"no client private key")),
             Err(err) => return Err(Error::with_other("fail to read client private key", err)),
-            Ok(None) => return Err(Error::BadArguments(&"no client private key")),
-            Ok(Some(key)) => key,
+            Ok(key) => key,
         };
         Ok(Self { cert, key })
     }

@@ -13,7 +13,12 @@ public enum Action {
     /** The stored offset was above the latest offset (re-created topic); moved. */
     RESET_ABOVE_RANGE,
     /** The stored value was not an offset; the {@link OnMissing} policy chose where to start. */
-    CORRUPT_REPLACED;
+    CORRUPT_REPLACED,
+    /**
+     * The topic was re-created since the offset was stored (its topic ID changed), whatever the
+     * range says; the {@link OnRecreated} policy chose where to start.
+     */
+    RECREATED;
 
     private static final Action[] BY_CODE = values();
 
@@ -26,6 +31,9 @@ public enum Action {
 
     /** The name used in reports and native log lines, such as {@code reset below range}. */
     public String label() {
+        if (this == RECREATED) {
+            return "re-created";
+        }
         return name().toLowerCase(Locale.ROOT).replace('_', ' ');
     }
 }

@@ -10,19 +10,30 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * The result of {@link OffsetKeeper#loadWithReport}: one entry for every partition that exists
- * now, in topic order then partition order. {@link #toString()} is a table for the driver's log.
+ * now, in topic order then partition order, and the offsets stored for partitions that no longer
+ * exist. {@link #toString()} is a table for the driver's log.
  */
 public final class LoadReport implements Serializable {
     private static final long serialVersionUID = 1L;
 
     private final List<PartitionReport> partitions;
+    private final List<StalePartition> stale;
 
-    LoadReport(List<PartitionReport> partitions) {
+    LoadReport(List<PartitionReport> partitions, List<StalePartition> stale) {
         this.partitions = Collections.unmodifiableList(new ArrayList<>(partitions));
+        this.stale = Collections.unmodifiableList(new ArrayList<>(stale));
     }
 
     public List<PartitionReport> partitions() {
         return partitions;
+    }
+
+    /**
+     * Offsets stored for partitions that no longer exist (the topic was re-created with fewer
+     * partitions), in topic then partition order; never in {@link #offsets()}.
+     */
+    public List<StalePartition> stalePartitions() {
+        return stale;
     }
 
     /** The offsets to hand to Spark, in report order. */
@@ -54,7 +65,11 @@ public final class LoadReport implements Serializable {
         for (PartitionReport p : partitions) {
             rows.add(new String[] {p.topic(), String.valueOf(p.partition()), p.storedText(),
                 String.valueOf(p.earliest()), String.valueOf(p.latest()),
-                String.valueOf(p.chosen()), p.action().label(), String.valueOf(p.recordsLost())});
+                String.valueOf(p.chosen()), p.actionText(), String.valueOf(p.recordsLost())});
+        }
+        for (StalePartition s : stale) {
+            rows.add(new String[] {s.topic(), String.valueOf(s.partition()), s.storedText(), "-",
+                "-", "-", "stale (partition no longer exists)", "0"});
         }
         int[] widths = new int[rows.get(0).length];
         for (String[] row : rows) {

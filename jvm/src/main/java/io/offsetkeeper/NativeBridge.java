@@ -9,25 +9,33 @@ package io.offsetkeeper;
  * family for server and policy failures. A native panic becomes an {@link OffsetKeeperException}.
  *
  * <p>Codes shared with Rust: stored kinds 0 = missing, 1 = corrupt, 2 = offset; actions
- * 0 = kept, 1 = initialized, 2 = reset below range, 3 = reset above range, 4 = corrupt replaced.
+ * 0 = kept, 1 = initialized, 2 = reset below range, 3 = reset above range, 4 = corrupt replaced,
+ * 5 = re-created.
  */
 final class NativeBridge {
     private NativeBridge() {}
 
     /**
-     * Opens an engine. A policy given as null takes the default (earliest; for onMissing the
-     * {@code auto.offset.reset} of the Kafka parameters when present). An ownershipWaitMs of -1
-     * takes the default (the session timeout plus 5 s); a kafkaTimeoutMs of -1 the Kafka
-     * parameters' {@code default.api.timeout.ms}, else 60 s. A commitOutageToleranceMs of 0
-     * makes commits fail fast.
+     * Opens an engine on a configuration: the keeper's settings ({@code zookeeper.connect},
+     * {@code zookeeper.*}, {@code offsetkeeper.*}, Kafka keys) as key/value arrays, then the
+     * job's kafkaParams, whose {@code zookeeper.*} and {@code offsetkeeper.*} keys are not read.
+     * The engine applies its defaults to what is not set, and refuses an unknown
+     * {@code zookeeper.*} or {@code offsetkeeper.*} key or a bad value naming the key.
      *
      * @return a handle, never 0; free it once with {@link #close(long)}
      */
-    static native long open(String zookeeperConnect, String basePath, int sessionTimeoutMs,
-            int zookeeperTimeoutMs, int kafkaTimeoutMs, String[] kafkaKeys, String[] kafkaValues,
-            String onMissing, String onBelowRange, String onAboveRange, boolean fencing,
-            boolean monotonic, boolean ownership, long ownershipWaitMs, String[] zookeeperKeys,
-            String[] zookeeperValues, long commitOutageToleranceMs);
+    static native long open(String[] keys, String[] values, String[] kafkaKeys,
+            String[] kafkaValues);
+
+    /**
+     * Checks a configuration as {@link #open} reads it, without opening anything.
+     *
+     * @return {@code Object[]{String description, String[] shownValues,
+     *     String[] shownKafkaValues}}: the configuration as the engine read it, and the values
+     *     as they may be shown, {@code ****} for secret keys
+     */
+    static native Object[] checkConfig(String[] keys, String[] values, String[] kafkaKeys,
+            String[] kafkaValues);
 
     /** Frees the engine. Calling it with 0 does nothing. */
     static native void close(long handle);
@@ -55,9 +63,11 @@ final class NativeBridge {
             int[] partitions, long[] offsets);
 
     /**
-     * Stored offsets and current ranges, without validation (for lag).
+     * Stored offsets and current ranges, without validation, and the engine's lag.
      *
-     * @return the first eight columns of {@link #load}'s answer
+     * @return the first eight columns of {@link #load}'s answer, then {@code long[] lag}: the
+     *     log end offset minus the stored offset, {@code Long.MIN_VALUE} when unknown (nothing
+     *     usable stored)
      */
     static native Object[] inspect(long handle, String group, String[] topics);
 

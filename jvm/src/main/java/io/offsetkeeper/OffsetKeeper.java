@@ -69,42 +69,20 @@ import org.apache.kafka.common.config.types.Password;
  * {@link OffsetKeeperException} family for servers, conflicts and {@code FAIL} policies.
  */
 public final class OffsetKeeper implements AutoCloseable, Serializable {
-    private static final long serialVersionUID = 1L;
-
-    /**
-     * The default of {@link Builder#commitOutageTolerance(Duration)}: 5 minutes, which covers a
-     * rolling restart of a 3-node ZooKeeper ensemble.
-     */
-    public static final long DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS = 300_000;
-
-    /** The folder holding the groups, as Kafka's old consumer laid it out. */
-    public static final String DEFAULT_BASE_PATH = "/consumers";
-
-    /** Parts of Kafka parameter names whose values toString must not show. */
-    private static final String[] SECRET_MARKERS =
-            {"password", "secret", "jaas", "oauthbearer.config", "key.pem", "keytab"};
+    private static final long serialVersionUID = 2L;
 
     // Native codes, see NativeBridge.
     private static final byte STORED_MISSING = 0;
     private static final byte STORED_OFFSET = 2;
+    private static final long NO_LAG = Long.MIN_VALUE;
 
-    // The configuration: all that is serialized.
-    private final String zookeeper;
+    // The configuration: all that is serialized. The engine reads the pairs (its defaults apply
+    // to keys not set); it masked the secret values in `shown` and described what it read.
     private final String group;
-    private final String basePath;
+    private final LinkedHashMap<String, String> settings;
     private final LinkedHashMap<String, String> kafkaParams;
-    private final LinkedHashMap<String, String> zookeeperProperties;
-    private final OnMissing onMissing;
-    private final OnBelowRange onBelowRange;
-    private final OnAboveRange onAboveRange;
-    private final int sessionTimeoutMs;
-    private final int zookeeperTimeoutMs;
-    private final int kafkaTimeoutMs;
-    private final boolean fencing;
-    private final boolean monotonic;
-    private final boolean ownership;
-    private final long ownershipWaitMs;
-    private final long commitOutageToleranceMs;
+    private final String shown;
+    private final String description;
 
     // Calls hold the read lock and close() the write lock, so the handle is never freed under
     // a running call. The handle is opened under `opening` by whichever call comes first.
@@ -113,28 +91,13 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private transient long handle;
     private transient volatile boolean closed;
 
-    private OffsetKeeper(String zookeeper, String group, String basePath,
-            LinkedHashMap<String, String> kafkaParams,
-            LinkedHashMap<String, String> zookeeperProperties, OnMissing onMissing,
-            OnBelowRange onBelowRange, OnAboveRange onAboveRange, int sessionTimeoutMs,
-            int zookeeperTimeoutMs, int kafkaTimeoutMs, boolean fencing, boolean monotonic,
-            boolean ownership, long ownershipWaitMs, long commitOutageToleranceMs) {
-        this.zookeeper = zookeeper;
+    private OffsetKeeper(String group, LinkedHashMap<String, String> settings,
+            LinkedHashMap<String, String> kafkaParams, String shown, String description) {
         this.group = group;
-        this.basePath = basePath;
+        this.settings = settings;
         this.kafkaParams = kafkaParams;
-        this.zookeeperProperties = zookeeperProperties;
-        this.onMissing = onMissing;
-        this.onBelowRange = onBelowRange;
-        this.onAboveRange = onAboveRange;
-        this.sessionTimeoutMs = sessionTimeoutMs;
-        this.zookeeperTimeoutMs = zookeeperTimeoutMs;
-        this.kafkaTimeoutMs = kafkaTimeoutMs;
-        this.fencing = fencing;
-        this.monotonic = monotonic;
-        this.ownership = ownership;
-        this.ownershipWaitMs = ownershipWaitMs;
-        this.commitOutageToleranceMs = commitOutageToleranceMs;
+        this.shown = shown;
+        this.description = description;
     }
 
     /** A builder; {@link Builder#zookeeper} and {@link Builder#kafkaParams} are required. */
@@ -177,14 +140,26 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         long[] chosen = (long[]) r[8];
         byte[] actions = (byte[]) r[9];
         long[] lost = (long[]) r[10];
+        String[] recreatedFrom = (String[]) r[11];
+        String[] recreatedTo = (String[]) r[12];
         List<PartitionReport> reports = new ArrayList<>(partitions.length);
         for (int i = 0; i < partitions.length; i++) {
             Long stored = stored(r, i);
             reports.add(new PartitionReport(topicNames[topicIndex[i]], partitions[i], stored,
                     storedText(r, i, stored), earliest[i], latest[i], chosen[i],
-                    Action.fromCode(actions[i]), lost[i]));
+                    Action.fromCode(actions[i]), lost[i], recreatedFrom[i], recreatedTo[i]));
         }
-        return new LoadReport(reports);
+        String[] staleTopics = (String[]) r[13];
+        int[] stalePartitions = (int[]) r[14];
+        byte[] staleKinds = (byte[]) r[15];
+        long[] staleOffsets = (long[]) r[16];
+        String[] staleTexts = (String[]) r[17];
+        List<StalePartition> stale = new ArrayList<>(stalePartitions.length);
+        for (int i = 0; i < stalePartitions.length; i++) {
+            stale.add(new StalePartition(staleTopics[i], stalePartitions[i],
+                    staleKinds[i] == STORED_OFFSET ? staleOffsets[i] : null, staleTexts[i]));
+        }
+        return new LoadReport(reports, stale);
     }
 
     /**
@@ -265,7 +240,12 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
     }
 
-    /** The committed offset and the current range of every partition of the topics. */
+    /**
+     * The committed offset, the current range and the lag of every partition of the topics. The
+     * lag is the engine's, as {@code kafka-consumer-groups} and the CLI's {@code describe} show
+     * it: the log end offset minus the committed offset, null (unknown) when nothing usable is
+     * committed.
+     */
     public List<PartitionLag> lag(Collection<String> topics) {
         String[] names = topicNames(topics);
         Object[] r = call(h -> NativeBridge.inspect(h, group, names));
@@ -274,10 +254,11 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         int[] partitions = (int[]) r[2];
         long[] earliest = (long[]) r[6];
         long[] latest = (long[]) r[7];
+        long[] lag = (long[]) r[8];
         List<PartitionLag> lags = new ArrayList<>(partitions.length);
         for (int i = 0; i < partitions.length; i++) {
             lags.add(new PartitionLag(topicNames[topicIndex[i]], partitions[i], stored(r, i),
-                    earliest[i], latest[i]));
+                    earliest[i], latest[i], lag[i] == NO_LAG ? null : lag[i]));
         }
         return Collections.unmodifiableList(lags);
     }
@@ -333,35 +314,20 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
     }
 
-    /** The configuration, with the values of secret Kafka and ZooKeeper settings masked. */
+    /** The group and the settings, with the values of secret settings masked by the engine. */
     @Override
     public String toString() {
-        return "OffsetKeeper{zookeeper=" + zookeeper + ", group=" + group + ", basePath="
-                + basePath + ", kafkaParams=" + masked(kafkaParams) + ", zookeeperProperties="
-                + masked(zookeeperProperties) + ", onMissing=" + onMissing
-                + ", onBelowRange=" + onBelowRange + ", onAboveRange=" + onAboveRange
-                + ", sessionTimeoutMs=" + sessionTimeoutMs + ", zookeeperTimeoutMs="
-                + zookeeperTimeoutMs + ", kafkaTimeoutMs="
-                + (kafkaTimeoutMs < 0 ? "default" : kafkaTimeoutMs) + ", fencing="
-                + fencing + ", monotonic=" + monotonic + ", ownership=" + ownership
-                + ", ownershipWaitMs=" + (ownershipWaitMs < 0 ? "default" : ownershipWaitMs)
-                + ", commitOutageToleranceMs=" + commitOutageToleranceMs + "}";
+        return shown;
     }
 
-    private static Map<String, String> masked(Map<String, String> settings) {
-        Map<String, String> shown = new LinkedHashMap<>();
-        for (Map.Entry<String, String> e : settings.entrySet()) {
-            shown.put(e.getKey(), isSecret(e.getKey()) ? "****" : e.getValue());
-        }
-        return shown;
+    /** The configuration as the engine read it (its defaults included), secrets masked. */
+    String configuration() {
+        return description;
     }
 
     /** A deserialized copy is a fresh keeper with the same configuration, not yet opened. */
     private Object readResolve() {
-        return new OffsetKeeper(zookeeper, group, basePath, kafkaParams, zookeeperProperties,
-                onMissing, onBelowRange,
-                onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs, kafkaTimeoutMs, fencing,
-                monotonic, ownership, ownershipWaitMs, commitOutageToleranceMs);
+        return new OffsetKeeper(group, settings, kafkaParams, shown, description);
     }
 
     private <T> T call(LongFunction<T> nativeCall) {
@@ -380,15 +346,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         synchronized (opening) {
             if (handle == 0) {
                 NativeLibrary.load();
-                handle = NativeBridge.open(zookeeper, basePath, sessionTimeoutMs,
-                        zookeeperTimeoutMs, kafkaTimeoutMs,
-                        kafkaParams.keySet().toArray(new String[0]),
-                        kafkaParams.values().toArray(new String[0]), nativeName(onMissing),
-                        nativeName(onBelowRange), nativeName(onAboveRange), fencing, monotonic,
-                        ownership, ownershipWaitMs,
-                        zookeeperProperties.keySet().toArray(new String[0]),
-                        zookeeperProperties.values().toArray(new String[0]),
-                        commitOutageToleranceMs);
+                handle = NativeBridge.open(keys(settings), values(settings),
+                        keys(kafkaParams), values(kafkaParams));
             }
             return handle;
         }
@@ -431,17 +390,12 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         return policy == null ? null : policy.name().toLowerCase(Locale.ROOT);
     }
 
-    private static boolean isSecret(String key) {
-        String lower = key.toLowerCase(Locale.ROOT);
-        if (lower.equals("zookeeper.auth")) {
-            return true; // scheme:credentials
-        }
-        for (String marker : SECRET_MARKERS) {
-            if (lower.contains(marker)) {
-                return true;
-            }
-        }
-        return false;
+    private static String[] keys(Map<String, String> pairs) {
+        return pairs.keySet().toArray(new String[0]);
+    }
+
+    private static String[] values(Map<String, String> pairs) {
+        return pairs.values().toArray(new String[0]);
     }
 
     private static <T> T require(T value, String name) {
@@ -459,41 +413,74 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     }
 
     /**
-     * Configures an {@link OffsetKeeper}. Setters refuse null, except that a null policy means
-     * the default: {@code EARLIEST}, and for {@code onMissing} the {@code auto.offset.reset} of
-     * the Kafka parameters when set.
+     * Configures an {@link OffsetKeeper}. Each setter sets one key of the engine's
+     * configuration, the same keys as the CLI's {@code --command-config} (see
+     * {@link #property}); a setting not given takes the engine's default. Setters refuse null,
+     * except that a null policy means the default: {@code EARLIEST}, and for {@code onMissing}
+     * the {@code auto.offset.reset} of the Kafka parameters when set. Values are checked by the
+     * engine in {@link #build()}.
      */
     public static final class Builder {
-        private String zookeeper;
         private String group;
-        private String basePath = DEFAULT_BASE_PATH;
         private LinkedHashMap<String, String> kafkaParams;
-        private final LinkedHashMap<String, String> zookeeperProperties = new LinkedHashMap<>();
-        private OnMissing onMissing;
-        private OnBelowRange onBelowRange;
-        private OnAboveRange onAboveRange;
-        // The engine's own defaults; the native side takes every timeout explicitly.
-        private int sessionTimeoutMs = 30_000;
-        private int zookeeperTimeoutMs = 10_000;
-        /** -1: not set; the engine takes kafkaParams' default.api.timeout.ms, else 60 s. */
-        private int kafkaTimeoutMs = -1;
-        private boolean fencing = true;
-        private boolean monotonic = true;
-        private boolean ownership = true;
-        private long ownershipWaitMs = -1; // the engine's default: session timeout + 5 s
-        private long commitOutageToleranceMs = DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS;
+        private final LinkedHashMap<String, String> settings = new LinkedHashMap<>();
 
         private Builder() {}
 
         /** ZooKeeper's connect string, {@code host:port[,host:port...][/chroot]}. Required. */
         public Builder zookeeper(String connect) {
-            this.zookeeper = requireText(connect, "zookeeper");
+            settings.put("zookeeper.connect", requireText(connect, "zookeeper"));
             return this;
         }
 
         /** The consumer group; defaults to the Kafka parameters' {@code group.id}. */
         public Builder group(String group) {
             this.group = requireText(group, "group");
+            return this;
+        }
+
+        /**
+         * One setting by its key, as in the CLI's {@code --command-config} file; the typed
+         * setters below set the same keys. Keys:
+         * <ul>
+         *   <li>{@code zookeeper.connect}, and the {@code zookeeper.*} security keys (see
+         *       {@link #zookeeperProperty});
+         *   <li>{@code offsetkeeper.base.path}, {@code offsetkeeper.session.timeout.ms},
+         *       {@code offsetkeeper.zookeeper.timeout.ms}, {@code offsetkeeper.kafka.timeout.ms},
+         *       {@code offsetkeeper.on.missing}, {@code offsetkeeper.on.below.range},
+         *       {@code offsetkeeper.on.above.range}, {@code offsetkeeper.fencing},
+         *       {@code offsetkeeper.monotonic.commits}, {@code offsetkeeper.ownership},
+         *       {@code offsetkeeper.ownership.wait.ms},
+         *       {@code offsetkeeper.commit.outage.tolerance.ms};
+         *   <li>any other key is a Kafka consumer setting, read as a {@link #kafkaParams} entry
+         *       and winning over it.
+         * </ul>
+         * An unknown {@code zookeeper.*} or {@code offsetkeeper.*} key, or a bad value, makes
+         * {@link #build()} throw {@link IllegalArgumentException} naming the key and what is
+         * allowed (never a secret value).
+         */
+        public Builder property(String key, String value) {
+            settings.put(requireText(key, "property key"),
+                    require(value, "property value of " + key));
+            return this;
+        }
+
+        /** Every entry as {@link #property}; values are taken as {@code String.valueOf}. */
+        public Builder properties(Map<String, ?> properties) {
+            require(properties, "properties");
+            for (Map.Entry<String, ?> e : properties.entrySet()) {
+                String key = require(e.getKey(), "properties key");
+                property(key, String.valueOf(require(e.getValue(), "properties value of " + key)));
+            }
+            return this;
+        }
+
+        private Builder setting(String key, Object value) {
+            if (value == null) {
+                settings.remove(key);
+            } else {
+                settings.put(key, value.toString());
+            }
             return this;
         }
 
@@ -528,10 +515,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             try {
                 parsed = ConfigDef.parseType(key, value, type);
             } catch (ConfigException e) {
-                // Kafka's message quotes the value: not for a secret.
+                // Kafka's message quotes the value: not for a secret (Kafka's type PASSWORD).
                 throw new IllegalArgumentException("kafkaParams value of " + key + " is not a "
                         + type.toString().toLowerCase(Locale.ROOT)
-                        + (isSecret(key) ? "" : ": " + e.getMessage()));
+                        + (type == ConfigDef.Type.PASSWORD ? "" : ": " + e.getMessage()));
             }
             if (parsed instanceof Password) {
                 return ((Password) parsed).value();
@@ -566,7 +553,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 throw new IllegalArgumentException("zookeeper property '" + key
                         + "' does not start with 'zookeeper.'; Kafka settings go to kafkaParams");
             }
-            zookeeperProperties.put(key, require(value, "zookeeper property value of " + key));
+            settings.put(key, require(value, "zookeeper property value of " + key));
             return this;
         }
 
@@ -581,44 +568,63 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             return this;
         }
 
-        /** The ZooKeeper folder holding the groups; default {@value OffsetKeeper#DEFAULT_BASE_PATH}. */
+        /**
+         * The ZooKeeper folder holding the groups ({@code offsetkeeper.base.path}); default
+         * {@code /consumers}, as Kafka's old consumer laid it out.
+         */
         public Builder basePath(String basePath) {
-            this.basePath = requireText(basePath, "basePath");
-            return this;
+            return setting("offsetkeeper.base.path", requireText(basePath, "basePath"));
         }
 
-        /** Where a partition with no usable stored offset starts; null for the default. */
+        /**
+         * Where a partition with no usable stored offset starts ({@code offsetkeeper.on.missing});
+         * null for the default.
+         */
         public Builder onMissing(OnMissing policy) {
-            this.onMissing = policy;
-            return this;
+            return setting("offsetkeeper.on.missing", nativeName(policy));
         }
 
-        /** What to do with a stored offset below the earliest; null for the default. */
+        /**
+         * What to do with a stored offset below the earliest
+         * ({@code offsetkeeper.on.below.range}); null for the default.
+         */
         public Builder onBelowRange(OnBelowRange policy) {
-            this.onBelowRange = policy;
-            return this;
+            return setting("offsetkeeper.on.below.range", nativeName(policy));
         }
 
-        /** What to do with a stored offset above the latest; null for the default. */
+        /**
+         * What to do with a stored offset above the latest ({@code offsetkeeper.on.above.range});
+         * null for the default.
+         */
         public Builder onAboveRange(OnAboveRange policy) {
-            this.onAboveRange = policy;
-            return this;
+            return setting("offsetkeeper.on.above.range", nativeName(policy));
         }
 
-        /** ZooKeeper's session timeout; default 30 s. */
+        /**
+         * What to do with every stored offset of a topic re-created since the offsets were
+         * stored ({@code offsetkeeper.on.recreated}): the topic ID recorded beside them differs
+         * from the brokers' (Kafka 2.8 and later), whatever the new topic's range says; null for
+         * the default, {@link OnRecreated#EARLIEST}. Commits record the topic ID in the topic's
+         * folder, {@code <basePath>/<group>/offsets/<topic>}.
+         */
+        public Builder onRecreated(OnRecreated policy) {
+            return setting("offsetkeeper.on.recreated", nativeName(policy));
+        }
+
+        /** ZooKeeper's session timeout ({@code offsetkeeper.session.timeout.ms}); default 30 s. */
         public Builder sessionTimeout(Duration timeout) {
             return sessionTimeout(millis(timeout, "sessionTimeout"));
         }
 
         /** ZooKeeper's session timeout in milliseconds. */
         public Builder sessionTimeout(long millis) {
-            this.sessionTimeoutMs = checkMillis(millis, "sessionTimeout");
-            return this;
+            return setting("offsetkeeper.session.timeout.ms", millis);
         }
 
         /**
          * The deadline of the ZooKeeper work of each call (load, commit), opening the session
-         * included; a load that takes ownership adds the ownership wait. Default 10 s.
+         * included; a load that takes ownership adds the ownership wait
+         * ({@code offsetkeeper.zookeeper.timeout.ms}). Default 10 s.
          */
         public Builder zookeeperTimeout(Duration timeout) {
             return zookeeperTimeout(millis(timeout, "zookeeperTimeout"));
@@ -626,8 +632,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
         /** {@link #zookeeperTimeout(Duration)} in milliseconds. */
         public Builder zookeeperTimeout(long millis) {
-            this.zookeeperTimeoutMs = checkMillis(millis, "zookeeperTimeout");
-            return this;
+            return setting("offsetkeeper.zookeeper.timeout.ms", millis);
         }
 
         /**
@@ -636,6 +641,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          * that parameter applies, else 60 s as in Kafka's clients, which outlasts the ~9 s Kafka
          * takes to fence a dead broker and move its partitions' leadership. Each single request
          * is bounded by kafkaParams' {@code request.timeout.ms} (default 30 s).
+         * ({@code offsetkeeper.kafka.timeout.ms})
          */
         public Builder kafkaTimeout(Duration timeout) {
             return kafkaTimeout(millis(timeout, "kafkaTimeout"));
@@ -643,30 +649,27 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
         /** The deadline of each Kafka operation in milliseconds; see {@link #kafkaTimeout(Duration)}. */
         public Builder kafkaTimeout(long millis) {
-            this.kafkaTimeoutMs = checkMillis(millis, "kafkaTimeout");
-            return this;
+            return setting("offsetkeeper.kafka.timeout.ms", millis);
         }
 
         /**
          * Fencing: each commit checks, in its ZooKeeper multi, the znode versions this keeper
          * last saw (from its load or its last commit), and fails with
          * {@link CommitConflictException}, writing nothing, when another writer changed them.
-         * Default on.
+         * Default on ({@code offsetkeeper.fencing}).
          */
         public Builder fencing(boolean enabled) {
-            this.fencing = enabled;
-            return this;
+            return setting("offsetkeeper.fencing", enabled);
         }
 
         /**
          * Monotonic commits: an offset below what this keeper already committed for its
          * partition (a batch finishing after a later one, with
          * {@code spark.streaming.concurrentJobs > 1}) is left out with a WARN and counted in
-         * {@link CommitResult#skipped()}. Default on.
+         * {@link CommitResult#skipped()}. Default on ({@code offsetkeeper.monotonic.commits}).
          */
         public Builder monotonicCommits(boolean enabled) {
-            this.monotonic = enabled;
-            return this;
+            return setting("offsetkeeper.monotonic.commits", enabled);
         }
 
         /**
@@ -676,30 +679,24 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          * to go, then fails with {@link PartitionOwnedException}. A keeper that commits without
          * having loaded (deserialized from a checkpoint) takes the partitions of its first commit
          * the same way. An owner that registered from this host whose process is gone is taken
-         * over at once. Default on.
+         * over at once. Default on ({@code offsetkeeper.ownership}).
          */
         public Builder ownership(boolean enabled) {
-            this.ownership = enabled;
-            return this;
+            return setting("offsetkeeper.ownership", enabled);
         }
 
         /**
          * How long a load waits for another instance's ownership to go (a crashed driver's
          * ZooKeeper session lingers up to its session timeout). Default: the session timeout
-         * plus 5 s. Zero fails at once.
+         * plus 5 s. Zero fails at once. ({@code offsetkeeper.ownership.wait.ms})
          */
         public Builder ownershipWait(Duration wait) {
             return ownershipWait(millis(wait, "ownershipWait"));
         }
 
-        /** The ownership wait in milliseconds, 0 or more. */
+        /** The ownership wait in milliseconds, 0 to 24 h. */
         public Builder ownershipWait(long millis) {
-            if (millis < 0 || millis > 24L * 3600 * 1000) {
-                throw new IllegalArgumentException("ownershipWait of " + millis
-                        + " ms is out of range; allowed: 0.." + 24L * 3600 * 1000 + " ms");
-            }
-            this.ownershipWaitMs = millis;
-            return this;
+            return setting("offsetkeeper.ownership.wait.ms", millis);
         }
 
         /**
@@ -715,6 +712,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          * makes commits fail for a minute or two at most, while a job whose ZooKeeper is gone for
          * good still stops with little to reprocess. Zero: fail fast, every such failure throws
          * at once (the behaviour before deferred commits).
+         * ({@code offsetkeeper.commit.outage.tolerance.ms})
          */
         public Builder commitOutageTolerance(Duration tolerance) {
             return commitOutageTolerance(millis(tolerance, "commitOutageTolerance"));
@@ -722,20 +720,18 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
         /** The commit outage tolerance in milliseconds, 0 (fail fast) to 24 h. */
         public Builder commitOutageTolerance(long millis) {
-            if (millis < 0 || millis > 24L * 3600 * 1000) {
-                throw new IllegalArgumentException("commitOutageTolerance of " + millis
-                        + " ms is out of range; allowed: 0.." + 24L * 3600 * 1000 + " ms");
-            }
-            this.commitOutageToleranceMs = millis;
-            return this;
+            return setting("offsetkeeper.commit.outage.tolerance.ms", millis);
         }
 
         /**
-         * The keeper. Servers are not contacted here: the engine opens on first use, and any
-         * configuration it refuses is reported then.
+         * The keeper. The engine checks the configuration here (loading the native library);
+         * servers are not contacted: the engine opens on first use.
+         *
+         * @throws IllegalArgumentException when a setting is missing or refused, naming its key
+         *     and what is allowed
          */
         public OffsetKeeper build() {
-            if (zookeeper == null) {
+            if (!settings.containsKey("zookeeper.connect")) {
                 throw new IllegalArgumentException("zookeeper is not set");
             }
             if (kafkaParams == null) {
@@ -750,26 +746,33 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 }
                 requireText(group, "group (kafkaParams group.id)");
             }
-            return new OffsetKeeper(zookeeper, group, basePath, new LinkedHashMap<>(kafkaParams),
-                    new LinkedHashMap<>(zookeeperProperties), onMissing, onBelowRange, onAboveRange, sessionTimeoutMs, zookeeperTimeoutMs,
-                    kafkaTimeoutMs, fencing, monotonic, ownership, ownershipWaitMs,
-                    commitOutageToleranceMs);
+            LinkedHashMap<String, String> settings = new LinkedHashMap<>(this.settings);
+            LinkedHashMap<String, String> kafkaParams = new LinkedHashMap<>(this.kafkaParams);
+            NativeLibrary.load();
+            Object[] checked = NativeBridge.checkConfig(keys(settings), values(settings),
+                    keys(kafkaParams), values(kafkaParams));
+            String shown = "OffsetKeeper{group=" + group + ", settings="
+                    + masked(settings, (String[]) checked[1]) + ", kafkaParams="
+                    + masked(kafkaParams, (String[]) checked[2]) + "}";
+            return new OffsetKeeper(group, settings, kafkaParams, shown, (String) checked[0]);
         }
 
+        private static Map<String, String> masked(Map<String, String> pairs, String[] shown) {
+            Map<String, String> masked = new LinkedHashMap<>();
+            int i = 0;
+            for (String key : pairs.keySet()) {
+                masked.put(key, shown[i++]);
+            }
+            return masked;
+        }
+
+        /** Milliseconds of a duration; one too long for a long is refused by the engine. */
         private static long millis(Duration timeout, String name) {
             try {
                 return require(timeout, name).toMillis();
             } catch (ArithmeticException e) {
-                return Long.MAX_VALUE; // refused by checkMillis with the value named
+                return Long.MAX_VALUE;
             }
-        }
-
-        private static int checkMillis(long millis, String name) {
-            if (millis < 1 || millis > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException(name + " of " + millis
-                        + " ms is out of range; allowed: 1.." + Integer.MAX_VALUE + " ms");
-            }
-            return (int) millis;
         }
     }
 }

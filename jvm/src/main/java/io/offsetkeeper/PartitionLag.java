@@ -3,7 +3,10 @@ package io.offsetkeeper;
 import java.io.Serializable;
 import org.apache.kafka.common.TopicPartition;
 
-/** How far a group's committed offset trails a partition's latest offset. */
+/**
+ * How far a group's committed offset trails a partition's latest offset, as the engine computes
+ * it for the Java and Scala APIs and the CLI's {@code describe} alike.
+ */
 public final class PartitionLag implements Serializable {
     private static final long serialVersionUID = 1L;
 
@@ -12,13 +15,16 @@ public final class PartitionLag implements Serializable {
     private final Long committed;
     private final long earliest;
     private final long latest;
+    private final Long lag;
 
-    PartitionLag(String topic, int partition, Long committed, long earliest, long latest) {
+    PartitionLag(String topic, int partition, Long committed, long earliest, long latest,
+            Long lag) {
         this.topic = topic;
         this.partition = partition;
         this.committed = committed;
         this.earliest = earliest;
         this.latest = latest;
+        this.lag = lag;
     }
 
     public String topic() {
@@ -48,17 +54,18 @@ public final class PartitionLag implements Serializable {
     }
 
     /**
-     * {@code latest - committed}, or {@code latest - earliest} when nothing is committed (all
-     * that is left in the log). Negative when the committed offset is above the latest, as after
-     * a topic was re-created; the next load resets such a partition.
+     * {@code latest - committed}, as {@code kafka-consumer-groups} computes a lag: the records
+     * the group has yet to read. Null (unknown; the CLI shows {@code -}) when nothing usable is
+     * committed. Negative when the committed offset is above the latest, as after a topic was
+     * re-created; the next load resets such a partition.
      */
-    public long lag() {
-        return latest - (committed != null ? committed : earliest);
+    public Long lag() {
+        return lag;
     }
 
     @Override
     public String toString() {
         return topic + "-" + partition + ": committed " + committed + ", range [" + earliest
-                + ", " + latest + "], lag " + lag();
+                + ", " + latest + "], lag " + (lag == null ? "-" : lag);
     }
 }

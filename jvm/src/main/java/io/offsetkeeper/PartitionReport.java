@@ -16,9 +16,14 @@ public final class PartitionReport implements Serializable {
     private final long chosen;
     private final Action action;
     private final long recordsLost;
+    private final String recreatedFromId;
+    private final String recreatedToId;
 
     PartitionReport(String topic, int partition, Long stored, String storedText, long earliest,
-            long latest, long chosen, Action action, long recordsLost) {
+            long latest, long chosen, Action action, long recordsLost, String recreatedFromId,
+            String recreatedToId) {
+        this.recreatedFromId = recreatedFromId;
+        this.recreatedToId = recreatedToId;
         this.topic = topic;
         this.partition = partition;
         this.stored = stored;
@@ -77,10 +82,34 @@ public final class PartitionReport implements Serializable {
         return recordsLost;
     }
 
+    /**
+     * The topic ID the stored offsets were written for, when the topic was re-created since
+     * (the brokers' ID is {@link #recreatedToId()}); null otherwise.
+     */
+    public String recreatedFromId() {
+        return recreatedFromId;
+    }
+
+    /** The brokers' topic ID when the topic was re-created since the offsets were stored; else null. */
+    public String recreatedToId() {
+        return recreatedToId;
+    }
+
+    /**
+     * The action as the report shows it: {@code re-created (id A -> B)} for a stored offset of
+     * a re-created topic, else {@link Action#label()}.
+     */
+    public String actionText() {
+        if (action == Action.RECREATED && recreatedFromId != null) {
+            return "re-created (id " + recreatedFromId + " -> " + recreatedToId + ")";
+        }
+        return action.label();
+    }
+
     @Override
     public String toString() {
         return topic + "-" + partition + ": stored " + storedText + ", range [" + earliest + ", "
-                + latest + "], chosen " + chosen + " (" + action.label() + ", " + recordsLost
+                + latest + "], chosen " + chosen + " (" + actionText() + ", " + recordsLost
                 + " records lost)";
     }
 }

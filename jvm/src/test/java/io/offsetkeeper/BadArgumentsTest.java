@@ -58,10 +58,23 @@ public class BadArgumentsTest {
         Map<String, Object> nullValue = new HashMap<>();
         nullValue.put("bootstrap.servers", null);
         assertIllegal("bootstrap.servers", () -> OffsetKeeper.builder().kafkaParams(nullValue));
-        assertIllegal("sessionTimeout", () -> OffsetKeeper.builder().sessionTimeout(0));
-        assertIllegal("zookeeperTimeout", () -> OffsetKeeper.builder().zookeeperTimeout(Duration.ofMillis(-5)));
         assertIllegal("kafkaTimeout is null", () -> OffsetKeeper.builder().kafkaTimeout(null));
-        assertIllegal("kafkaTimeout", () -> OffsetKeeper.builder().kafkaTimeout(Duration.ofDays(365)));
+        // Values are the engine's to check, in build(), naming the key and what is allowed.
+        assertIllegal("offsetkeeper.session.timeout.ms '0' is not allowed; allowed: whole"
+                + " milliseconds from 1 to 2147483647",
+                () -> TestCluster.keeperBuilder("g").sessionTimeout(0).build());
+        assertIllegal("offsetkeeper.zookeeper.timeout.ms '-5'",
+                () -> TestCluster.keeperBuilder("g").zookeeperTimeout(Duration.ofMillis(-5)).build());
+        assertIllegal("offsetkeeper.kafka.timeout.ms '31536000000'",
+                () -> TestCluster.keeperBuilder("g").kafkaTimeout(Duration.ofDays(365)).build());
+        assertIllegal("offsetkeeper.commit.outage.tolerance.ms '9223372036854775807'",
+                () -> TestCluster.keeperBuilder("g")
+                        .commitOutageTolerance(Duration.ofSeconds(Long.MAX_VALUE)).build());
+        assertIllegal("'offsetkeeper.fencin' is not an offsetkeeper setting; allowed: ",
+                () -> TestCluster.keeperBuilder("g").property("offsetkeeper.fencin", "false").build());
+        assertIllegal("'zookeeper.ssl.truststore.locaton' is not a ZooKeeper setting",
+                () -> TestCluster.keeperBuilder("g")
+                        .property("zookeeper.ssl.truststore.locaton", "/ca.pem").build());
 
         assertIllegal("zookeeper is not set",
                 () -> OffsetKeeper.builder().kafkaParams(TestCluster.kafkaParams("g")).build());
@@ -76,20 +89,21 @@ public class BadArgumentsTest {
 
     @Test
     public void engineRefusesConfiguration() throws Exception {
-        try (OffsetKeeper keeper = TestCluster.keeperBuilder("g").basePath("consumers").build()) {
-            assertIllegal("consumers", () -> keeper.load(Collections.singleton(topic)));
-        }
+        assertIllegal("offsetkeeper.base.path: base path 'consumers'",
+                () -> TestCluster.keeperBuilder("g").basePath("consumers").build());
         Map<String, Object> params = TestCluster.kafkaParams("g");
         params.remove("bootstrap.servers");
-        try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(TestCluster.zookeeper())
-                .kafkaParams(params).build()) {
-            assertIllegal("bootstrap.servers", () -> keeper.load(Collections.singleton(topic)));
-        }
-        params = TestCluster.kafkaParams("g");
-        params.put("auto.offset.reset", "sometimes");
-        try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(TestCluster.zookeeper())
-                .kafkaParams(params).build()) {
-            assertIllegal("sometimes", () -> keeper.load(Collections.singleton(topic)));
+        assertIllegal("bootstrap.servers", () -> OffsetKeeper.builder()
+                .zookeeper(TestCluster.zookeeper()).kafkaParams(params).build());
+        Map<String, Object> badReset = TestCluster.kafkaParams("g");
+        badReset.put("auto.offset.reset", "sometimes");
+        assertIllegal("sometimes", () -> OffsetKeeper.builder()
+                .zookeeper(TestCluster.zookeeper()).kafkaParams(badReset).build());
+        // What the engine refuses only when it opens (it reads files, asks no server yet).
+        try (OffsetKeeper keeper = TestCluster.keeperBuilder("g")
+                .property("isolation.level", "read_sometimes").build()) {
+            assertIllegal("isolation.level 'read_sometimes'",
+                    () -> keeper.load(Collections.singleton(topic)));
         }
     }
 

@@ -157,9 +157,8 @@ public class BadInputTableTest {
         for (int i = 0; i < keys.length; i++) {
             values[i] = String.valueOf(params.get(keys[i]));
         }
-        return NativeBridge.open(TestCluster.zookeeper(), "/consumers", 30_000, 10_000, 10_000,
-                keys, values, null, null, null, true, true, true, -1, new String[0],
-                new String[0], OffsetKeeper.DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS);
+        return NativeBridge.open(new String[] {"zookeeper.connect"},
+                new String[] {TestCluster.zookeeper()}, keys, values);
     }
 
     private static String[] withHandle(String group, HandleCall call) {
@@ -175,12 +174,16 @@ public class BadInputTableTest {
         void run(long handle) throws Exception;
     }
 
-    private static String[] openWith(String zookeeper, int sessionMs, String[] keys,
-            String[] values, String onMissing, long ownershipWaitMs) {
+    /** Opens an engine on the settings given as key, value, key, value... and closes it. */
+    private static String[] openWith(String[] kafkaKeys, String[] kafkaValues,
+            String... settings) {
+        String[] keys = new String[settings.length / 2];
+        String[] values = new String[(settings.length + 1) / 2];
+        for (int i = 0; i < settings.length; i++) {
+            (i % 2 == 0 ? keys : values)[i / 2] = settings[i];
+        }
         return throwing(() -> {
-            long handle = NativeBridge.open(zookeeper, "/consumers", sessionMs, 10_000, 10_000,
-                    keys, values, onMissing, null, null, true, true, true, ownershipWaitMs,
-                    new String[0], new String[0], OffsetKeeper.DEFAULT_COMMIT_OUTAGE_TOLERANCE_MS);
+            long handle = NativeBridge.open(keys, values, kafkaKeys, kafkaValues);
             NativeBridge.close(handle);
         });
     }
@@ -293,8 +296,8 @@ public class BadInputTableTest {
             keeper.close();
             return throwing(() -> keeper.commit(Collections.singletonMap(tp(topic, 0), 1L)));
         });
-        java("`ownershipWait` of -1 ms", iae, "ownershipWait of -1 ms",
-                g -> throwing(() -> OffsetKeeper.builder().ownershipWait(-1)));
+        java("`ownershipWait` of -1 ms", iae, "offsetkeeper.ownership.wait.ms '-1'",
+                g -> throwing(() -> TestCluster.keeperBuilder(g).ownershipWait(-1).build()));
 
         // ---- JNI boundary (NativeBridge, called as the Java layer would never call it) ----
         jni("a zero (closed) handle", "IllegalStateException", "is closed",
@@ -315,16 +318,29 @@ public class BadInputTableTest {
         jni("offset `Long.MIN_VALUE`", iae, "is negative",
                 g -> withHandle(g, h -> NativeBridge.commit(h, g, new String[] {topic},
                         new int[] {0}, new int[] {0}, new long[] {Long.MIN_VALUE})));
-        jni("a null ZooKeeper connect string", iae, "argument 'zookeeperConnect' is null",
-                g -> openWith(null, 30_000, KEYS, new String[] {"b:1"}, null, -1));
-        jni("a session timeout of -1 ms", iae, "sessionTimeoutMs is -1 ms",
-                g -> openWith("zk:2181", -1, KEYS, new String[] {"b:1"}, null, -1));
-        jni("an ownership wait of -7 ms", iae, "ownershipWaitMs is -7 ms",
-                g -> openWith("zk:2181", 30_000, KEYS, new String[] {"b:1"}, null, -7));
+        String[] bootstrap = {"b:1"};
+        jni("a null ZooKeeper connect string", iae, "argument 'values[0]' is null",
+                g -> openWith(KEYS, bootstrap, "zookeeper.connect", null));
+        jni("a session timeout of -1 ms", iae, "offsetkeeper.session.timeout.ms '-1'",
+                g -> openWith(KEYS, bootstrap, "zookeeper.connect", "zk:2181",
+                        "offsetkeeper.session.timeout.ms", "-1"));
+        jni("an ownership wait of -7 ms", iae, "offsetkeeper.ownership.wait.ms '-7'",
+                g -> openWith(KEYS, bootstrap, "zookeeper.connect", "zk:2181",
+                        "offsetkeeper.ownership.wait.ms", "-7"));
         jni("Kafka keys and values of different lengths", iae, "array lengths differ",
-                g -> openWith("zk:2181", 30_000, KEYS, new String[0], null, -1));
-        jni("policy name `sometimes`", iae, "on_missing 'sometimes' is not allowed",
-                g -> openWith("zk:2181", 30_000, KEYS, new String[] {"b:1"}, "sometimes", -1));
+                g -> openWith(KEYS, new String[0], "zookeeper.connect", "zk:2181"));
+        jni("policy name `sometimes`", iae,
+                "offsetkeeper.on.missing: on_missing 'sometimes' is not allowed",
+                g -> openWith(KEYS, bootstrap, "zookeeper.connect", "zk:2181",
+                        "offsetkeeper.on.missing", "sometimes"));
+        jni("an unknown `offsetkeeper.*` key", iae,
+                "'offsetkeeper.fencin' is not an offsetkeeper setting",
+                g -> openWith(KEYS, bootstrap, "zookeeper.connect", "zk:2181",
+                        "offsetkeeper.fencin", "false"));
+        jni("a boolean setting `yes`", iae,
+                "offsetkeeper.fencing 'yes' is not allowed; allowed: true, false",
+                g -> openWith(KEYS, bootstrap, "zookeeper.connect", "zk:2181",
+                        "offsetkeeper.fencing", "yes"));
         jni("stored kind 9 in `validate`", iae, "stored kind 9",
                 g -> throwing(() -> NativeBridge.validate(new byte[] {9}, new long[] {1},
                         new long[] {0}, new long[] {5}, null, null, null)));

@@ -7,6 +7,7 @@ import static org.junit.Assert.fail;
 
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
@@ -32,13 +33,18 @@ public class CommitOutageTest {
 
     @Test
     public void theToleranceIsChecked() {
+        // The engine checks it when the keeper is built; no server is asked.
+        OffsetKeeper.Builder builder = OffsetKeeper.builder().zookeeper("zk:2181").group("g")
+                .kafkaParams(Collections.singletonMap("bootstrap.servers", "b:9092"));
         try {
-            OffsetKeeper.builder().commitOutageTolerance(-1);
+            builder.commitOutageTolerance(-1).build();
             fail("a negative tolerance was taken");
         } catch (IllegalArgumentException e) {
-            assertTrue(e.getMessage(), e.getMessage().contains("commitOutageTolerance of -1 ms"));
+            assertTrue(e.getMessage(), e.getMessage().contains(
+                    "offsetkeeper.commit.outage.tolerance.ms '-1' is not allowed; allowed: whole"
+                    + " milliseconds from 0 to 86400000"));
         }
-        OffsetKeeper.builder().commitOutageTolerance(Duration.ZERO);
+        builder.commitOutageTolerance(Duration.ZERO).build().close();
     }
 
     @Test

@@ -87,9 +87,10 @@ public class RoundTripTest {
             assertEquals(2, lag.size());
             assertEquals(Long.valueOf(6), lag.get(0).committed());
             assertEquals(10, lag.get(0).latest());
-            assertEquals(4, lag.get(0).lag());
+            assertEquals(Long.valueOf(4), lag.get(0).lag());
             assertNull(lag.get(1).committed());
-            assertEquals(4, lag.get(1).lag());
+            // Nothing committed: the lag is unknown, as kafka-consumer-groups shows it ("-").
+            assertNull(lag.get(1).lag());
         }
     }
 

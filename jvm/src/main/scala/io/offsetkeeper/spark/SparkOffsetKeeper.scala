@@ -1,6 +1,6 @@
 package io.offsetkeeper.spark
 
-import io.offsetkeeper.{CommitResult, LoadReport, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing, PartitionLag}
+import io.offsetkeeper.{CommitResult, LoadReport, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing, OnRecreated, PartitionLag}
 import org.apache.kafka.common.TopicPartition
 import org.apache.spark.streaming.kafka010.OffsetRange
 
@@ -40,7 +40,10 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
    */
   def commit(ranges: Array[OffsetRange]): CommitResult = keeper.commit(SparkOffsets.untilOffsets(ranges))
 
-  /** Committed offset, range and lag of every partition of the topics. */
+  /**
+   * Committed offset, range and lag of every partition of the topics; the lag is the engine's,
+   * as for Java and the CLI: log end minus committed, null when nothing usable is committed.
+   */
   def lag(topics: Iterable[String]): Seq[PartitionLag] = {
     val lags = keeper.lag(javaTopics(topics))
     List.tabulate(lags.size)(lags.get)
@@ -68,7 +71,8 @@ object SparkOffsetKeeper {
   /**
    * A keeper for the job's `kafkaParams` (the map given to Spark). Arguments left null take the
    * defaults: the group is `group.id`, policies keep data (a partition with nothing stored
-   * follows `auto.offset.reset`), the base path is `/consumers`. For timeouts, build an
+   * follows `auto.offset.reset`; a re-created topic's stored offsets, caught by its topic ID,
+   * start at earliest: `onRecreated`), the base path is `/consumers`. For timeouts, build an
    * [[io.offsetkeeper.OffsetKeeper]] and wrap it with the other `apply`.
    */
   def apply(
@@ -78,7 +82,8 @@ object SparkOffsetKeeper {
       onMissing: OnMissing = null,
       onBelowRange: OnBelowRange = null,
       onAboveRange: OnAboveRange = null,
-      basePath: String = null): SparkOffsetKeeper = {
+      basePath: String = null,
+      onRecreated: OnRecreated = null): SparkOffsetKeeper = {
     val builder = OffsetKeeper
       .builder()
       .zookeeper(zookeeper)
@@ -86,6 +91,7 @@ object SparkOffsetKeeper {
       .onMissing(onMissing)
       .onBelowRange(onBelowRange)
       .onAboveRange(onAboveRange)
+      .onRecreated(onRecreated)
     if (group != null) builder.group(group)
     if (basePath != null) builder.basePath(basePath)
     new SparkOffsetKeeper(builder.build())

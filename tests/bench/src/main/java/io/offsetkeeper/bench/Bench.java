@@ -23,7 +23,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.zookeeper.ZooKeeper;
 
 /**
- * The side-by-side benchmark: B1 (the seed approach), B2 (a careful JVM peer), F (the
+ * The side-by-side benchmark: B1 (the seed approach), B2 (a careful JVM peer), B3 (Curator and
+ * Kafka's Admin, the modern JVM way), F (the
  * protocol floor, Rust, subprocess) and offsetkeeper (its Java API), on one real ZooKeeper +
  * Kafka, in one run, alternating. See tests/bench/README.md.
  *
@@ -32,7 +33,7 @@ import org.apache.zookeeper.ZooKeeper;
  */
 public final class Bench {
     static final String[] OPS = {"load cold", "load warm", "commit P", "commit 1 of P"};
-    static final String[] CONTENDERS = {"B1", "B2", "F", "offsetkeeper"};
+    static final String[] CONTENDERS = {"B1", "B2", "B3", "F", "offsetkeeper"};
 
     private Bench() {}
 
@@ -101,6 +102,7 @@ public final class Bench {
             List<Contender> contenders = Arrays.asList(
                     new SeedApproach(zk, params),
                     new CarefulPeer(zk, bootstrap),
+                    new CuratorPeer(zk, bootstrap),
                     new FloorProcess(floorBinary, zk, bootstrap),
                     new KeeperContender(zk, params));
             for (Contender c : contenders) {

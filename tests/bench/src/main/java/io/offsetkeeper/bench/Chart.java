@@ -13,7 +13,7 @@ import javax.imageio.ImageIO;
 /** results as a PNG: one panel per operation, median ms against P, both axes logarithmic. */
 final class Chart {
     private static final Color[] COLORS = {new Color(0xd62728), new Color(0xff7f0e),
-        new Color(0x7f7f7f), new Color(0x1f77b4)};
+        new Color(0x2ca02c), new Color(0x7f7f7f), new Color(0x1f77b4)};
     private static final int W = 1000;
     private static final int H = 720;
 
@@ -29,7 +29,7 @@ final class Chart {
         g.fillRect(0, 0, W, H);
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
-        g.drawString("offsetkeeper vs B1 (seed), B2 (careful JVM), F (protocol floor): median ms", 20, 26);
+        g.drawString("offsetkeeper vs B1 (seed), B2 (careful JVM), B3 (Curator), F (protocol floor): median ms", 20, 26);
         // legend
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
         int lx = 20;

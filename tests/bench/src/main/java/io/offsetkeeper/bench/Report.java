@@ -11,8 +11,8 @@ final class Report {
 
     static String table(Results r, int[] sizes) {
         StringBuilder b = new StringBuilder();
-        b.append(String.format(Locale.ROOT, "%-6s %-14s %9s %9s %9s %13s %8s %8s %8s %15s%n", "P",
-                "operation", "B1 ms", "B2 ms", "F ms", "offsetkeeper", "B1/ok", "B2/ok", "ok/F",
+        b.append(String.format(Locale.ROOT, "%-6s %-14s %9s %9s %9s %9s %13s %8s %8s %8s %8s %15s%n", "P",
+                "operation", "B1 ms", "B2 ms", "B3 ms", "F ms", "offsetkeeper", "B1/ok", "B2/ok", "B3/ok", "ok/F",
                 "ok min-max ms"));
         for (int size : sizes) {
             for (String op : Bench.OPS) {
@@ -28,11 +28,13 @@ final class Report {
                     }
                     spread = Bench.fmt(min / 1e6) + "-" + Bench.fmt(max / 1e6);
                 }
-                b.append(String.format(Locale.ROOT, "%-6d %-14s %9s %9s %9s %13s %8s %8s %8s %15s%n",
+                b.append(String.format(Locale.ROOT, "%-6d %-14s %9s %9s %9s %9s %13s %8s %8s %8s %8s %15s%n",
                         size, op, Bench.fmt(r.medianMs(size, op, "B1")),
-                        Bench.fmt(r.medianMs(size, op, "B2")), Bench.fmt(r.medianMs(size, op, "F")),
+                        Bench.fmt(r.medianMs(size, op, "B2")), Bench.fmt(r.medianMs(size, op, "B3")),
+                        Bench.fmt(r.medianMs(size, op, "F")),
                         Bench.fmt(ok), ratio(r.medianMs(size, op, "B1"), ok),
-                        ratio(r.medianMs(size, op, "B2"), ok), ratio(ok, r.medianMs(size, op, "F")),
+                        ratio(r.medianMs(size, op, "B2"), ok), ratio(r.medianMs(size, op, "B3"), ok),
+                        ratio(ok, r.medianMs(size, op, "F")),
                         spread));
             }
         }
@@ -69,10 +71,12 @@ final class Report {
             double ok = r.medianMs(1000, load, OK);
             goal(b, load + " P=1000 >= 20x faster than B1", r.medianMs(1000, load, "B1") / ok, 20, true);
             goal(b, load + " P=1000 >= 1.5x faster than B2", r.medianMs(1000, load, "B2") / ok, 1.5, true);
+            goal(b, load + " P=1000 >= 1.5x faster than B3", r.medianMs(1000, load, "B3") / ok, 1.5, true);
         }
         double commit = r.medianMs(1000, "commit P", OK);
         goal(b, "commit P P=1000 >= 30x faster than B1", r.medianMs(1000, "commit P", "B1") / commit, 30, true);
         goal(b, "commit P P=1000 no slower than B2", r.medianMs(1000, "commit P", "B2") / commit, 1, true);
+        goal(b, "commit P P=1000 no slower than B3", r.medianMs(1000, "commit P", "B3") / commit, 1, true);
         for (int size : sizes) {
             if (size < 1000) {
                 continue;

@@ -195,7 +195,8 @@ public final class Chaos {
             try {
                 awaitBatchAfter(System.currentTimeMillis(), READY_TIMEOUT_MS, "the first batch");
                 log("the job processes batches");
-                faultLoop(t0 + (long) (minutes * 60_000));
+                // The minutes are the job's time under faults, from its first batch on.
+                faultLoop(System.currentTimeMillis() + (long) (minutes * 60_000));
             } catch (IllegalStateException e) {
                 aborted = e.getMessage();
                 log("soak aborted: " + aborted);
@@ -341,6 +342,13 @@ public final class Chaos {
         boolean loaded = awaitEvent(recovered, "LOAD_END", 1) != null;
         // Ownership while the recovered instance runs, after the dead instance's session is gone.
         sleepUntil(killed + SESSION_TIMEOUT_MS + 5_000);
+        // The sampler's last value may predate the recovered instance's first commit (a BATCH
+        // event follows it): look only at samples taken from now on.
+        long sampledBefore = samples.get();
+        long sampleDeadline = System.currentTimeMillis() + 30_000;
+        while (samples.get() < sampledBefore + 2 && System.currentTimeMillis() < sampleDeadline) {
+            sleep(100);
+        }
         int held = 0;
         int seen = 0;
         for (int i = 0; i < 20; i++) {

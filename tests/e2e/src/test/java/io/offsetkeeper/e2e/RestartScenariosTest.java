@@ -175,8 +175,42 @@ public class RestartScenariosTest {
 
         Run second = runToEnd(job(group, Offsets.OFFSETKEEPER, topic), topic);
         assertSucceeded(second);
-        assertEquals(Action.RESET_ABOVE_RANGE, reportOf(second, topic, 0).action());
+        // The first run's commits recorded the topic ID: the new ID tells the re-creation.
+        assertEquals(Action.RECREATED, reportOf(second, topic, 0).action());
         assertProcessed(topic, 0, 0, 10, second);
+    }
+
+    @Test
+    public void topicRecreatedAndFilledPastTheStoredOffsetIsCaughtByItsTopicId() {
+        String topic = unique("reborn");
+        String group = unique("g");
+        cluster.createTopic(topic, 1);
+        cluster.produce(topic, 0, 50);
+        assertSucceeded(runToEnd(job(group, Offsets.OFFSETKEEPER, topic), topic));
+        assertEquals("50", cluster.readZnode(Cluster.offsetPath(group, topic, 0)));
+
+        // Deleted, re-created and filled past the stored offset before the job restarts: 50 is
+        // within the new topic's range [0, 80], which no range check can tell from a kept one.
+        cluster.deleteTopic(topic);
+        cluster.createTopic(topic, 1);
+        cluster.produce(topic, 0, 80);
+
+        Map<TopicPartition, Long> end = Collections.singletonMap(new TopicPartition(topic, 0), 80L);
+        Run raw = job(group, Offsets.RAW_ZOOKEEPER, topic)
+                .run(afterSettling(StreamingJob.reached(end)), RUN_TIMEOUT, false);
+        assertSucceeded(raw);
+        assertTrue("without offsetkeeper the job starts at the old topic's offset 50 and silently"
+                + " skips the new topic's first 50 records: " + new TreeSet<>(raw.offsets(topic, 0)),
+                !raw.offsets(topic, 0).isEmpty()
+                        && Collections.min(raw.offsets(topic, 0)) == 50L);
+
+        Run second = runToEnd(job(group, Offsets.OFFSETKEEPER, topic), topic);
+        assertSucceeded(second);
+        PartitionReport report = reportOf(second, topic, 0);
+        assertEquals(Action.RECREATED, report.action());
+        assertEquals(0L, report.chosen());
+        assertTrue(report.actionText(), report.actionText().startsWith("re-created (id "));
+        assertProcessed(topic, 0, 0, 80, second);
     }
 
     @Test

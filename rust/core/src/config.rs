@@ -1,0 +1,580 @@
+//! The one configuration path: [`KeeperConfig::from_properties`] reads key/value pairs, as a
+//! Java properties file or a Spark `kafkaParams` map holds them, for the Java builder (through
+//! JNI), the CLI (its flags and `--command-config`) and Rust users alike. The defaults live
+//! here and in [`KeeperConfig::new`] only.
+//!
+//! Keys, three namespaces:
+//! - `zookeeper.connect` (required) and the `zookeeper.*` security keys
+//!   ([`ZkConfig::apply_properties`]); an unknown `zookeeper.*` key is refused;
+//! - `offsetkeeper.*`, the keeper's own settings ([`KEYS`]); an unknown one is refused, so that
+//!   a typo never silently leaves a default in place;
+//! - every other key is a Kafka consumer setting, read as [`KafkaSettings::from_params`] reads a
+//!   job's `kafkaParams`: the keys the engine uses are kept, the others (deserializers,
+//!   `group.id`, ...) are ignored with a DEBUG line naming the key, as Kafka's consumer warns of
+//!   and ignores configs it does not know.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::kafka::KafkaSettings;
+use crate::keeper::KeeperConfig;
+use crate::names::check_base_path;
+use crate::validate::{OnAboveRange, OnBelowRange, OnMissing, OnRecreated};
+use crate::zookeeper::ZkConfig;
+
+/// The ZooKeeper connect string, `host:port[,host:port...][/chroot]` (Kafka's own key).
+pub const ZOOKEEPER_CONNECT: &str = "zookeeper.connect";
+
+/// The keeper's own keys, with what each allows; all optional.
+pub const KEYS: &[(&str, &str)] = &[
+    (
+        "offsetkeeper.base.path",
+        "an absolute ZooKeeper path (default /consumers)",
+    ),
+    (
+        "offsetkeeper.session.timeout.ms",
+        "1 to 2147483647 (default 30000)",
+    ),
+    (
+        "offsetkeeper.zookeeper.timeout.ms",
+        "1 to 2147483647 (default 10000)",
+    ),
+    (
+        "offsetkeeper.kafka.timeout.ms",
+        "1 to 2147483647 (default: default.api.timeout.ms, else 60000)",
+    ),
+    (
+        "offsetkeeper.on.missing",
+        "earliest, latest, fail (default: auto.offset.reset, else earliest)",
+    ),
+    (
+        "offsetkeeper.on.below.range",
+        "earliest, fail (default earliest)",
+    ),
+    (
+        "offsetkeeper.on.above.range",
+        "earliest, latest, fail (default earliest)",
+    ),
+    (
+        "offsetkeeper.on.recreated",
+        "earliest, latest, fail (default earliest)",
+    ),
+    ("offsetkeeper.fencing", "true, false (default true)"),
+    (
+        "offsetkeeper.monotonic.commits",
+        "true, false (default true)",
+    ),
+    ("offsetkeeper.ownership", "true, false (default true)"),
+    (
+        "offsetkeeper.ownership.wait.ms",
+        "0 to 86400000 (default: the session timeout plus 5000)",
+    ),
+    (
+        "offsetkeeper.commit.outage.tolerance.ms",
+        "0 to 86400000 (default 300000)",
+    ),
+];
+
+/// The longest ownership wait and commit outage tolerance.
+const DAY_MS: u64 = 24 * 3600 * 1000;
+
+/// Whether a key is one of the keeper's own or ZooKeeper's, not a Kafka consumer setting.
+pub fn is_keeper_key(key: &str) -> bool {
+    let key = key.trim();
+    key.starts_with("offsetkeeper.") || key.starts_with("zookeeper.")
+}
+
+impl KeeperConfig {
+    /// Reads a configuration from key/value pairs (see the module's documentation for the
+    /// keys). A later pair wins over an earlier one with the same key (as in a Java properties
+    /// file), except that `zookeeper.auth` may be repeated. A bad value is an
+    /// [`Error::InvalidArgument`] naming its key and what is allowed, never a secret value.
+    ///
+    /// ```
+    /// use offsetkeeper::{KeeperConfig, OnMissing};
+    ///
+    /// let config = KeeperConfig::from_properties([
+    ///     ("zookeeper.connect", "zk1:2181,zk2:2181/kafka"),
+    ///     ("bootstrap.servers", "broker:9092"),
+    ///     ("offsetkeeper.on.missing", "latest"),
+    ///     ("offsetkeeper.ownership.wait.ms", "0"),
+    /// ])?;
+    /// assert_eq!(config.policy.on_missing, OnMissing::Latest);
+    /// assert!(config.fencing); // a default
+    /// # Ok::<(), offsetkeeper::Error>(())
+    /// ```
+    pub fn from_properties<K, V>(
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<KeeperConfig>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let parsed = Parsed::read(properties)?;
+        let kafka = KafkaSettings::from_params(parsed.kafka.iter().map(|(k, v)| (k, v)))?;
+        parsed.apply(kafka)
+    }
+
+    /// [`from_properties`](Self::from_properties) of the keeper's settings followed by a job's
+    /// `kafkaParams`, whose `zookeeper.*` and `offsetkeeper.*` keys are not read (an old
+    /// consumer's `zookeeper.connect` there is the job's business): how the Java builder's
+    /// configuration arrives. Kafka keys in `settings` win over the same keys in the
+    /// `kafkaParams`.
+    pub fn from_settings_and_kafka_params<K, V, L, W>(
+        settings: impl IntoIterator<Item = (K, V)>,
+        kafka_params: impl IntoIterator<Item = (L, W)>,
+    ) -> Result<KeeperConfig>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+        L: AsRef<str>,
+        W: AsRef<str>,
+    {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (key, value) in kafka_params {
+            let key = key.as_ref();
+            if is_keeper_key(key) {
+                log::debug!("kafkaParams: '{key}' is not read from kafkaParams; dropped");
+            } else {
+                pairs.push((key.to_string(), value.as_ref().to_string()));
+            }
+        }
+        pairs.extend(
+            settings
+                .into_iter()
+                .map(|(k, v)| (k.as_ref().to_string(), v.as_ref().to_string())),
+        );
+        KeeperConfig::from_properties(pairs)
+    }
+
+    /// The ZooKeeper part of [`from_properties`](Self::from_properties) alone, checked the
+    /// same way, for work that needs no broker (the CLI's `list-groups`, `export`, ...): the
+    /// Kafka keys are not read.
+    pub fn zookeeper_from_properties<K, V>(
+        properties: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<ZkConfig>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        Parsed::read(properties)?.zookeeper()
+    }
+}
+
+/// The pairs sorted by namespace, the keeper's own values checked.
+#[derive(Default)]
+struct Parsed {
+    connect: Option<String>,
+    zookeeper: Vec<(String, String)>,
+    kafka: Vec<(String, String)>,
+    base_path: Option<String>,
+    session_timeout: Option<Duration>,
+    zookeeper_timeout: Option<Duration>,
+    kafka_timeout: Option<Duration>,
+    on_missing: Option<OnMissing>,
+    on_below_range: Option<OnBelowRange>,
+    on_above_range: Option<OnAboveRange>,
+    on_recreated: Option<OnRecreated>,
+    fencing: Option<bool>,
+    monotonic: Option<bool>,
+    ownership: Option<bool>,
+    ownership_wait: Option<Duration>,
+    commit_outage_tolerance: Option<Duration>,
+}
+
+impl Parsed {
+    fn read<K, V>(properties: impl IntoIterator<Item = (K, V)>) -> Result<Parsed>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut parsed = Parsed::default();
+        for (key, value) in properties {
+            let (key, value) = (key.as_ref().trim(), value.as_ref());
+            match key {
+                ZOOKEEPER_CONNECT => parsed.connect = Some(value.trim().to_string()),
+                "offsetkeeper.base.path" => {
+                    let path = value.trim();
+                    check_base_path(path).map_err(|err| named(key, err))?;
+                    parsed.base_path = Some(path.to_string());
+                }
+                "offsetkeeper.session.timeout.ms" => {
+                    parsed.session_timeout = Some(millis(key, value, 1, i32::MAX as u64)?)
+                }
+                "offsetkeeper.zookeeper.timeout.ms" => {
+                    parsed.zookeeper_timeout = Some(millis(key, value, 1, i32::MAX as u64)?)
+                }
+                "offsetkeeper.kafka.timeout.ms" => {
+                    parsed.kafka_timeout = Some(millis(key, value, 1, i32::MAX as u64)?)
+                }
+                "offsetkeeper.on.missing" => {
+                    parsed.on_missing = Some(OnMissing::parse(value).map_err(|e| named(key, e))?)
+                }
+                "offsetkeeper.on.below.range" => {
+                    parsed.on_below_range =
+                        Some(OnBelowRange::parse(value).map_err(|e| named(key, e))?)
+                }
+                "offsetkeeper.on.above.range" => {
+                    parsed.on_above_range =
+                        Some(OnAboveRange::parse(value).map_err(|e| named(key, e))?)
+                }
+                "offsetkeeper.on.recreated" => {
+                    parsed.on_recreated =
+                        Some(OnRecreated::parse(value).map_err(|e| named(key, e))?)
+                }
+                "offsetkeeper.fencing" => parsed.fencing = Some(boolean(key, value)?),
+                "offsetkeeper.monotonic.commits" => parsed.monotonic = Some(boolean(key, value)?),
+                "offsetkeeper.ownership" => parsed.ownership = Some(boolean(key, value)?),
+                "offsetkeeper.ownership.wait.ms" => {
+                    parsed.ownership_wait = Some(millis(key, value, 0, DAY_MS)?)
+                }
+                "offsetkeeper.commit.outage.tolerance.ms" => {
+                    parsed.commit_outage_tolerance = Some(millis(key, value, 0, DAY_MS)?)
+                }
+                other if other.starts_with("offsetkeeper.") => {
+                    let allowed: Vec<&str> = KEYS.iter().map(|(key, _)| *key).collect();
+                    return Err(Error::invalid(format!(
+                        "'{other}' is not an offsetkeeper setting; allowed: {}",
+                        allowed.join(", ")
+                    )));
+                }
+                other if other.starts_with("zookeeper.") => parsed
+                    .zookeeper
+                    .push((other.to_string(), value.to_string())),
+                other => parsed.kafka.push((other.to_string(), value.to_string())),
+            }
+        }
+        Ok(parsed)
+    }
+
+    fn zookeeper(&self) -> Result<ZkConfig> {
+        let connect = self
+            .connect
+            .clone()
+            .filter(|connect| !connect.is_empty())
+            .ok_or_else(|| {
+                Error::invalid(
+                    "zookeeper.connect is not set; expected host:port[,host:port...][/chroot]",
+                )
+            })?;
+        let mut zookeeper = ZkConfig::new(connect);
+        zookeeper.apply_properties(self.zookeeper.iter().map(|(k, v)| (k, v)))?;
+        if let Some(path) = &self.base_path {
+            zookeeper.base_path = path.clone();
+        }
+        if let Some(timeout) = self.session_timeout {
+            zookeeper.session_timeout = timeout;
+        }
+        if let Some(timeout) = self.zookeeper_timeout {
+            zookeeper.request_timeout = timeout;
+        }
+        Ok(zookeeper)
+    }
+
+    fn apply(self, kafka: KafkaSettings) -> Result<KeeperConfig> {
+        let mut config = KeeperConfig::new(self.zookeeper()?, kafka);
+        config.kafka_timeout = self.kafka_timeout;
+        if let Some(on_missing) = self.on_missing {
+            config.policy.on_missing = on_missing;
+        }
+        if let Some(on_below_range) = self.on_below_range {
+            config.policy.on_below_range = on_below_range;
+        }
+        if let Some(on_above_range) = self.on_above_range {
+            config.policy.on_above_range = on_above_range;
+        }
+        if let Some(on_recreated) = self.on_recreated {
+            config.policy.on_recreated = on_recreated;
+        }
+        config.fencing = self.fencing.unwrap_or(config.fencing);
+        config.monotonic = self.monotonic.unwrap_or(config.monotonic);
+        config.ownership.enabled = self.ownership.unwrap_or(config.ownership.enabled);
+        config.ownership.wait = self.ownership_wait.or(config.ownership.wait);
+        config.commit_outage_tolerance = self
+            .commit_outage_tolerance
+            .unwrap_or(config.commit_outage_tolerance);
+        Ok(config)
+    }
+}
+
+/// A sub-parser's refusal, prefixed with the key it came from.
+fn named(key: &str, err: Error) -> Error {
+    match err {
+        Error::InvalidArgument(message) => Error::invalid(format!("{key}: {message}")),
+        other => other,
+    }
+}
+
+fn millis(key: &str, value: &str, min: u64, max: u64) -> Result<Duration> {
+    match value.trim().parse::<u64>() {
+        Ok(ms) if (min..=max).contains(&ms) => Ok(Duration::from_millis(ms)),
+        _ => Err(Error::invalid(format!(
+            "{key} '{value}' is not allowed; allowed: whole milliseconds from {min} to {max}"
+        ))),
+    }
+}
+
+fn boolean(key: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(Error::invalid(format!(
+            "{key} '{value}' is not allowed; allowed: true, false"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keeper::DEFAULT_COMMIT_OUTAGE_TOLERANCE;
+    use crate::validate::Policy;
+
+    const BASE: [(&str, &str); 2] = [
+        ("zookeeper.connect", "zk:2181/kafka"),
+        ("bootstrap.servers", "b:9092"),
+    ];
+
+    fn with(extra: &[(&str, &str)]) -> Result<KeeperConfig> {
+        KeeperConfig::from_properties(BASE.iter().chain(extra).copied())
+    }
+
+    fn refusal(extra: &[(&str, &str)]) -> String {
+        with(extra).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_those_of_new() {
+        let config = with(&[]).unwrap();
+        let new = KeeperConfig::new(
+            ZkConfig::new("zk:2181/kafka"),
+            KafkaSettings::from_params(BASE[1..].iter().copied()).unwrap(),
+        );
+        assert_eq!(format!("{config:?}"), format!("{new:?}"));
+        assert_eq!(config.policy, Policy::default());
+        assert_eq!(config.zookeeper.session_timeout, Duration::from_secs(30));
+        assert_eq!(config.zookeeper.request_timeout, Duration::from_secs(10));
+        assert_eq!(config.zookeeper.base_path, "/consumers");
+        assert_eq!(config.kafka_timeout, None);
+        assert!(config.fencing && config.monotonic && config.ownership.enabled);
+        assert_eq!(config.ownership.wait, None);
+        assert_eq!(
+            config.commit_outage_tolerance,
+            DEFAULT_COMMIT_OUTAGE_TOLERANCE
+        );
+    }
+
+    #[test]
+    fn every_key_is_read() {
+        let config = with(&[
+            ("offsetkeeper.base.path", "/jobs"),
+            ("offsetkeeper.session.timeout.ms", "12000"),
+            ("offsetkeeper.zookeeper.timeout.ms", "3000"),
+            ("offsetkeeper.kafka.timeout.ms", "4000"),
+            ("offsetkeeper.on.missing", "latest"),
+            ("offsetkeeper.on.below.range", "FAIL"),
+            ("offsetkeeper.on.above.range", " latest "),
+            ("offsetkeeper.on.recreated", "fail"),
+            ("offsetkeeper.fencing", "false"),
+            ("offsetkeeper.monotonic.commits", "False"),
+            ("offsetkeeper.ownership", "false"),
+            ("offsetkeeper.ownership.wait.ms", "0"),
+            ("offsetkeeper.commit.outage.tolerance.ms", "0"),
+            ("zookeeper.server.version", "3.4.14"),
+            ("client.id", "job-1"),
+        ])
+        .unwrap();
+        assert_eq!(config.zookeeper.connect, "zk:2181/kafka");
+        assert_eq!(config.zookeeper.base_path, "/jobs");
+        assert_eq!(config.zookeeper.session_timeout, Duration::from_secs(12));
+        assert_eq!(config.zookeeper.request_timeout, Duration::from_secs(3));
+        assert!(config.zookeeper.server_version.is_some());
+        assert_eq!(config.kafka_timeout, Some(Duration::from_secs(4)));
+        assert_eq!(
+            config.policy,
+            Policy {
+                on_missing: OnMissing::Latest,
+                on_below_range: OnBelowRange::Fail,
+                on_above_range: OnAboveRange::Latest,
+                on_recreated: OnRecreated::Fail,
+            }
+        );
+        assert!(!config.fencing && !config.monotonic && !config.ownership.enabled);
+        assert_eq!(config.ownership.wait, Some(Duration::ZERO));
+        assert_eq!(config.commit_outage_tolerance, Duration::ZERO);
+        assert_eq!(config.kafka.get("client.id"), Some("job-1"));
+    }
+
+    #[test]
+    fn auto_offset_reset_is_the_default_and_the_explicit_policy_wins() {
+        let config = with(&[("auto.offset.reset", "latest")]).unwrap();
+        assert_eq!(config.policy.on_missing, OnMissing::Latest);
+        let config = with(&[
+            ("offsetkeeper.on.missing", "fail"),
+            ("auto.offset.reset", "latest"),
+        ])
+        .unwrap();
+        assert_eq!(config.policy.on_missing, OnMissing::Fail);
+    }
+
+    #[test]
+    fn a_later_pair_wins() {
+        let config = with(&[
+            ("offsetkeeper.zookeeper.timeout.ms", "1000"),
+            ("offsetkeeper.zookeeper.timeout.ms", "2000"),
+            ("zookeeper.connect", "other:2181"),
+        ])
+        .unwrap();
+        assert_eq!(config.zookeeper.request_timeout, Duration::from_secs(2));
+        assert_eq!(config.zookeeper.connect, "other:2181");
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_what_is_allowed() {
+        for (pair, needles) in [
+            (
+                ("offsetkeeper.session.timeout.ms", "0"),
+                &[
+                    "offsetkeeper.session.timeout.ms '0'",
+                    "from 1 to 2147483647",
+                ][..],
+            ),
+            (
+                ("offsetkeeper.zookeeper.timeout.ms", "2147483648"),
+                &["'2147483648'", "from 1 to 2147483647"],
+            ),
+            (
+                ("offsetkeeper.kafka.timeout.ms", "10s"),
+                &["offsetkeeper.kafka.timeout.ms '10s'"],
+            ),
+            (
+                ("offsetkeeper.ownership.wait.ms", "-7"),
+                &["offsetkeeper.ownership.wait.ms '-7'", "from 0 to 86400000"],
+            ),
+            (
+                ("offsetkeeper.commit.outage.tolerance.ms", "86400001"),
+                &["'86400001'", "from 0 to 86400000"],
+            ),
+            (
+                ("offsetkeeper.on.missing", "sometimes"),
+                &[
+                    "offsetkeeper.on.missing: on_missing 'sometimes' is not allowed",
+                    "earliest, latest, fail",
+                ],
+            ),
+            (
+                ("offsetkeeper.on.below.range", "latest"),
+                &["offsetkeeper.on.below.range", "allowed: earliest, fail"],
+            ),
+            (
+                ("offsetkeeper.fencing", "yes"),
+                &["offsetkeeper.fencing 'yes'", "allowed: true, false"],
+            ),
+            (
+                ("offsetkeeper.base.path", "consumers"),
+                &["offsetkeeper.base.path", "base path 'consumers'"],
+            ),
+            (
+                ("offsetkeeper.fencin", "true"),
+                &[
+                    "'offsetkeeper.fencin' is not an offsetkeeper setting",
+                    "offsetkeeper.fencing",
+                ],
+            ),
+            (
+                ("zookeeper.ssl.truststore.locaton", "/x"),
+                &["zookeeper.ssl.truststore.locaton"],
+            ),
+            (
+                ("auto.offset.reset", "oldest"),
+                &["auto.offset.reset 'oldest'", "earliest"],
+            ),
+        ] {
+            let message = refusal(&[pair]);
+            assert!(message.starts_with("invalid argument: "), "{message}");
+            for needle in needles {
+                assert!(
+                    message.contains(needle),
+                    "{pair:?}: {needle} not in {message}"
+                );
+            }
+        }
+        let message = KeeperConfig::from_properties([("bootstrap.servers", "b:1")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("zookeeper.connect is not set"),
+            "{message}"
+        );
+        let message = KeeperConfig::from_properties([("zookeeper.connect", "z:1")])
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("bootstrap.servers"), "{message}");
+    }
+
+    #[test]
+    fn secrets_are_never_echoed_nor_shown() {
+        let secret = "Hunter2-Secret";
+        let message = refusal(&[
+            ("zookeeper.auth", "digest:alice:Hunter2-Secret"),
+            ("zookeeper.sasl.password", secret),
+        ]);
+        assert!(!message.contains(secret), "{message}");
+        let config = with(&[
+            ("zookeeper.auth", "digest:alice:Hunter2-Secret"),
+            ("sasl.password", secret),
+            ("ssl.key.password", secret),
+        ])
+        .unwrap();
+        let shown = format!("{config:?}");
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(crate::kafka::params::is_secret_key("zookeeper.auth"));
+    }
+
+    #[test]
+    fn unknown_kafka_keys_are_ignored_and_kafka_params_do_not_set_the_keeper() {
+        let config = with(&[
+            (
+                "key.deserializer",
+                "org.apache.kafka.common.serialization.StringDeserializer",
+            ),
+            ("group.id", "job"),
+            ("no.such.kafka.setting", "1"),
+        ])
+        .unwrap();
+        assert_eq!(config.kafka.get("group.id"), None);
+        assert_eq!(config.kafka.get("no.such.kafka.setting"), None);
+        // An old consumer's keys in a job's kafkaParams are not the keeper's.
+        let config = KeeperConfig::from_settings_and_kafka_params(
+            [
+                ("zookeeper.connect", "zk:2181"),
+                ("offsetkeeper.on.missing", "latest"),
+            ],
+            [
+                ("bootstrap.servers", "b:9092"),
+                ("zookeeper.connect", "old:2181"),
+                ("zookeeper.connection.timeout.ms", "6000"),
+                ("offsetkeeper.on.missing", "fail"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(config.zookeeper.connect, "zk:2181");
+        assert_eq!(config.policy.on_missing, OnMissing::Latest);
+    }
+
+    #[test]
+    fn the_zookeeper_part_needs_no_broker() {
+        let zookeeper = KeeperConfig::zookeeper_from_properties([
+            ("zookeeper.connect", "zk:2181"),
+            ("offsetkeeper.base.path", "/jobs"),
+            ("auto.offset.reset", "whatever"),
+        ])
+        .unwrap();
+        assert_eq!(zookeeper.base_path, "/jobs");
+        assert!(KeeperConfig::zookeeper_from_properties([
+            ("zookeeper.connect", "zk:2181"),
+            ("zookeeper.acl", "creator"),
+        ])
+        .is_err());
+    }
+}

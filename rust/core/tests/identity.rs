@@ -1,0 +1,252 @@
+//! Topic identity against real ZooKeeper and Kafka 3.9: the topic ID a commit records in the
+//! topic folder, a re-created topic caught even when its new log is longer than the stored
+//! offset, and offsets stored for partitions that no longer exist reported.
+
+mod support;
+
+use offsetkeeper::zookeeper::layout::parse_topic_identity;
+use offsetkeeper::{Action, Error, OnRecreated, Stored, TopicPartition};
+use support::{batch, cluster, keeper, keeper_with, offset_path, unique, Kafka, Zk};
+
+fn topic_dir(group: &str, topic: &str) -> String {
+    format!("/consumers/{group}/offsets/{topic}")
+}
+
+/// The topic ID the topic folder records.
+fn stored_id(zk: &Zk, group: &str, topic: &str) -> Option<String> {
+    parse_topic_identity(&zk.get(&topic_dir(group, topic)).expect("topic folder"))
+}
+
+/// (partition, stored, chosen, action, records lost) of a load.
+fn rows(loaded: &offsetkeeper::Loaded) -> Vec<(i32, Stored, i64, Action, i64)> {
+    loaded
+        .partitions
+        .iter()
+        .map(|r| {
+            (
+                r.partition.partition,
+                r.stored.clone(),
+                r.decision.offset,
+                r.decision.action,
+                r.decision.records_lost,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_recreated_topic_filled_past_the_stored_offset_is_caught_by_its_id() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let (group, topic) = (unique("g"), unique("reborn"));
+    let topics = vec![topic.clone()];
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 10);
+    kafka.produce(&topic, 1, 10);
+
+    // The job's first run: the commit records the topic ID beside the offsets, which stay bare
+    // decimals for the readers of the old layout.
+    let first = keeper(&cluster);
+    first.load(&group, &topics).unwrap();
+    first.commit(&group, &batch(&topic, 2, 8)).unwrap();
+    drop(first);
+    let old_id = stored_id(&zk, &group, &topic).expect("the commit recorded the topic ID");
+    assert_eq!(zk.get(&offset_path(&group, &topic, 0)).unwrap(), b"8");
+    assert_eq!(zk.get(&offset_path(&group, &topic, 1)).unwrap(), b"8");
+
+    // Deleted, re-created and filled past the stored offset before the job restarts.
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 20);
+    kafka.produce(&topic, 1, 20);
+
+    // fail: an error naming the topic and both IDs; nothing written.
+    let fail = keeper_with(&cluster, &[], |c| c.policy.on_recreated = OnRecreated::Fail);
+    let err = fail.load(&group, &topics).unwrap_err();
+    drop(fail);
+    let Error::PolicyViolation(message) = &err else {
+        panic!("expected a policy violation, got {err}");
+    };
+    assert!(
+        message.contains(&format!("topic {topic} was re-created (id {old_id} -> "))
+            && message.contains("on_recreated=fail"),
+        "{message}"
+    );
+    assert_eq!(stored_id(&zk, &group, &topic).as_deref(), Some(&*old_id));
+
+    // latest: every stored offset moves to the end, the records skipped counted.
+    let latest = keeper_with(&cluster, &[], |c| {
+        c.policy.on_recreated = OnRecreated::Latest
+    });
+    let loaded = latest.load(&group, &topics).unwrap();
+    drop(latest);
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(8), 20, Action::Recreated, 20),
+            (1, Stored::Offset(8), 20, Action::Recreated, 20),
+        ]
+    );
+
+    // The default, earliest: every record of the new topic, though 8 is within [0, 20].
+    let keeper = keeper(&cluster);
+    let loaded = keeper.load(&group, &topics).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(8), 0, Action::Recreated, 0),
+            (1, Stored::Offset(8), 0, Action::Recreated, 0),
+        ]
+    );
+    let recreated = loaded.partitions[0].recreated.clone().expect("re-created");
+    assert_eq!(recreated.stored_id, old_id);
+    assert_ne!(recreated.current_id, old_id);
+    let text = format!("re-created (id {old_id} -> {})", recreated.current_id);
+    assert_eq!(loaded.partitions[1].action_text(), text);
+    assert!(loaded.table().contains(&text), "{}", loaded.table());
+    assert!(loaded.stale.is_empty());
+
+    // The first commit records the new ID, in the multi of its offsets.
+    keeper.commit(&group, &batch(&topic, 2, 5)).unwrap();
+    drop(keeper);
+    assert_eq!(
+        stored_id(&zk, &group, &topic).as_deref(),
+        Some(&*recreated.current_id)
+    );
+    let loaded = self::keeper(&cluster).load(&group, &topics).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(5), 5, Action::Kept, 0),
+            (1, Stored::Offset(5), 5, Action::Kept, 0),
+        ]
+    );
+}
+
+#[test]
+fn a_topic_recreated_with_fewer_partitions_reports_the_stale_ones_and_records_its_id_once_every_old_offset_is_replaced(
+) {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let (group, topic) = (unique("g"), unique("shrunk"));
+    let topics = vec![topic.clone()];
+    kafka.create_topic(&topic, 4);
+    for partition in 0..4 {
+        kafka.produce(&topic, partition, 5);
+    }
+    let first = keeper(&cluster);
+    first.load(&group, &topics).unwrap();
+    first.commit(&group, &batch(&topic, 4, 3)).unwrap();
+    drop(first);
+    let old_id = stored_id(&zk, &group, &topic).expect("recorded");
+
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 9);
+    kafka.produce(&topic, 1, 9);
+
+    let keeper = keeper(&cluster);
+    let loaded = keeper.load(&group, &topics).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(3), 0, Action::Recreated, 0),
+            (1, Stored::Offset(3), 0, Action::Recreated, 0),
+        ]
+    );
+    let stale: Vec<(TopicPartition, Stored)> = loaded
+        .stale
+        .iter()
+        .map(|s| (s.partition.clone(), s.stored.clone()))
+        .collect();
+    assert_eq!(
+        stale,
+        vec![
+            (TopicPartition::new(&topic, 2), Stored::Offset(3)),
+            (TopicPartition::new(&topic, 3), Stored::Offset(3)),
+        ]
+    );
+    assert!(
+        loaded
+            .table()
+            .contains("stale (partition no longer exists)"),
+        "{}",
+        loaded.table()
+    );
+
+    // A commit of partition 0 alone leaves partition 1 with the old topic's offset: the old ID
+    // stays, so that a restart does not keep that offset.
+    keeper
+        .commit(&group, &[(TopicPartition::new(&topic, 0), 4)])
+        .unwrap();
+    assert_eq!(stored_id(&zk, &group, &topic).as_deref(), Some(&*old_id));
+    // Once partition 1 is written too, the new ID is recorded.
+    keeper
+        .commit(&group, &[(TopicPartition::new(&topic, 1), 2)])
+        .unwrap();
+    drop(keeper);
+    let new_id = stored_id(&zk, &group, &topic).expect("recorded");
+    assert_ne!(new_id, old_id);
+    // The stale offsets stay, as bare decimals, until deleted.
+    assert_eq!(zk.get(&offset_path(&group, &topic, 3)).unwrap(), b"3");
+}
+
+#[test]
+fn offsets_stored_without_an_id_keep_todays_decisions_and_get_the_id_at_the_next_commit() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let (group, topic) = (unique("g"), unique("legacy"));
+    let topics = vec![topic.clone()];
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 10);
+    // Written by Kafka's old consumer (or an older offsetkeeper): an empty topic folder.
+    zk.put(&offset_path(&group, &topic, 0), b"7");
+    assert_eq!(zk.get(&topic_dir(&group, &topic)).unwrap(), b"");
+
+    let keeper = keeper(&cluster);
+    let loaded = keeper.load(&group, &topics).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![(0, Stored::Offset(7), 7, Action::Kept, 0)]
+    );
+    assert!(loaded.partitions[0].recreated.is_none());
+    // An unchanged offset writes nothing but the ID.
+    let summary = keeper
+        .commit(&group, &[(TopicPartition::new(&topic, 0), 7)])
+        .unwrap();
+    assert_eq!((summary.written, summary.requests), (0, 1));
+    assert!(stored_id(&zk, &group, &topic).is_some());
+    // Once recorded, commits send nothing for it.
+    let summary = keeper
+        .commit(&group, &[(TopicPartition::new(&topic, 0), 7)])
+        .unwrap();
+    assert_eq!(summary.requests, 0);
+}
+
+#[test]
+fn another_writer_changing_the_recorded_id_fences_the_commit() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let (group, topic) = (unique("g"), unique("fenced"));
+    let topics = vec![topic.clone()];
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 10);
+    zk.put(&offset_path(&group, &topic, 0), b"7");
+
+    let keeper = keeper(&cluster);
+    keeper.load(&group, &topics).unwrap();
+    // Another writer records something in the folder after the load.
+    zk.put(
+        &topic_dir(&group, &topic),
+        b"offsetkeeper-topic-identity 1\ntopic_id=other\n",
+    );
+    let err = keeper
+        .commit(&group, &[(TopicPartition::new(&topic, 0), 8)])
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::CommitConflict { .. }) && err.to_string().contains("topic ID"),
+        "{err}"
+    );
+    // Nothing of the commit was written.
+    assert_eq!(zk.get(&offset_path(&group, &topic, 0)).unwrap(), b"7");
+}
