@@ -284,9 +284,13 @@ fn a_conflict_after_an_outage_still_fails() {
         }
     };
     assert!(matches!(err, Error::CommitConflict { .. }), "{err:?}");
-    assert_eq!(
-        stored(&ensemble.connect, &group, &topic),
-        vec![Some(100), Some(1)]
+    // The conflicting commit wrote nothing (3 nowhere). Partition 1 holds 1, or 2 when the client
+    // sent the deferred commit's multi once ZooKeeper was back, before the other writer's change:
+    // a write of unknown outcome that may land later, which the engine settles on its next read.
+    let now = stored(&ensemble.connect, &group, &topic);
+    assert!(
+        now == vec![Some(100), Some(1)] || now == vec![Some(100), Some(2)],
+        "{now:?}"
     );
     println!("OUTAGE conflict after the outage: {err}");
 }
