@@ -62,9 +62,24 @@ case "$what" in
     rm -rf "$stage"
     mkdir -p "$stage"
     cp "$binary" "$stage/offsetkeeper"
-    for doc in README.md LICENSE NOTICE THIRD-PARTY-LICENSES; do
-      [ -f "$doc" ] && cp "$doc" "$stage/"
+    for doc in README.md LICENSE NOTICE; do
+      cp "$doc" "$stage/"
     done
+    # The CLI's crates (gradle generateCliThirdPartyLicenses), and the license files of the C
+    # libraries two of them build in: librdkafka (with what it bundles) and OpenSSL.
+    licenses=build/licenses/cli/THIRD-PARTY-LICENSES
+    [ -f "$licenses" ] || { echo "$licenses is missing: run gradle generateCliThirdPartyLicenses" >&2; exit 1; }
+    cp "$licenses" "$stage/"
+    mkdir -p "$stage/licenses"
+    crate_dir() {
+      cargo metadata --locked --format-version 1 | python3 -c '
+import json, os, sys
+dirs = [os.path.dirname(p["manifest_path"]) for p in json.load(sys.stdin)["packages"] if p["name"] == sys.argv[1]]
+if len(dirs) != 1: sys.exit(f"expected one {sys.argv[1]} package in Cargo.lock, found {len(dirs)}")
+print(dirs[0])' "$1"
+    }
+    cp "$(crate_dir rdkafka-sys)/librdkafka/LICENSES.txt" "$stage/licenses/librdkafka-LICENSES.txt"
+    cp "$(crate_dir openssl-src)/openssl/LICENSE.txt" "$stage/licenses/OpenSSL-LICENSE.txt"
     # The same bytes for the same inputs: sorted names, no owner, the last commit's time.
     mtime="$(git log -1 --format=%ct 2>/dev/null || echo 0)"
     tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" \
