@@ -1766,6 +1766,9 @@ fn migrate_over_sasl_ssl_without_a_truststore_trusts_ssl_cert_file() {
             (jaas.0, jaas.1.as_str()),
         ],
         &[("SSL_CERT_FILE", secure.get("CA"))],
+    );
+}
+
 #[test]
 fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partitions() {
     use offsetkeeper::zookeeper::layout::parse_topic_identity;
