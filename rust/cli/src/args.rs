@@ -9,7 +9,7 @@ use offsetkeeper::{OnAboveRange, OnBelowRange, OnMissing, OnRecreated};
 
 use crate::datetime::{parse_datetime, parse_duration};
 use crate::files::OffsetFormat;
-use crate::output::Format;
+use crate::output::{DescribeFormat, Format};
 use crate::reason;
 
 const ABOUT: &str =
@@ -80,8 +80,13 @@ pub enum Command {
 Statuses: ok, below range (retention purged it), above range (topic re-created), missing,
 corrupt, partition gone. LAG is LOG-END-OFFSET minus CURRENT-OFFSET.
 
-Example:
-  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --topic orders --format json")]
+--format prometheus writes gauges (offsetkeeper_committed_offset, offsetkeeper_log_start_offset,
+offsetkeeper_log_end_offset, offsetkeeper_lag, offsetkeeper_partition_status) for node_exporter's
+textfile collector; write to a temporary file and rename it, so the collector never reads half.
+
+Examples:
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --topic orders --format json
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --all-topics --format prometheus > my-job.prom.tmp && mv my-job.prom.tmp my-job.prom")]
     Describe(DescribeArgs),
 
     /// List the groups that have offsets under the base path, with their topic count
@@ -93,7 +98,9 @@ Example:
 Exactly one of --to-earliest, --to-latest, --to-offset, --shift-by, --to-datetime, --by-duration,
 --from-file, --to-valid. The plan shows CURRENT-OFFSET, NEW-OFFSET and DELTA per partition;
 --execute writes it in one atomic ZooKeeper multi. --export prints the plan as CSV
-(topic,partition,offset), which --from-file reads back.
+(topic,partition,offset), which --from-file reads back; --export json as one JSON document
+{\"group\":G,\"offsets\":[{\"topic\":T,\"partition\":P,\"offset\":N},...]}, for a Flink job's starting
+offsets, for example.
 
 Examples:
   offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job reset --topic orders:0,1 --shift-by -1000
@@ -196,7 +203,7 @@ pub struct DescribeArgs {
     pub all_topics: bool,
 
     #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
+    pub format: DescribeFormat,
 }
 
 #[derive(Debug, Args)]
@@ -295,9 +302,19 @@ pub struct ResetArgs {
     #[arg(long, help_heading = "Run", conflicts_with = "execute")]
     pub dry_run: bool,
 
-    /// Print the plan as CSV topic,partition,offset instead of a table
-    #[arg(long, help_heading = "Run")]
-    pub export: bool,
+    /// Print only the planned offsets instead of the table: CSV topic,partition,offset (the default; what --from-file reads) or JSON {"group":G,"offsets":[{"topic":T,"partition":P,"offset":N},...]}
+    #[arg(long, help_heading = "Run", value_enum, value_name = "csv|json", num_args = 0..=1,
+          default_missing_value = "csv", hide_possible_values = true)]
+    pub export: Option<PlanExport>,
+}
+
+/// `reset --export`: how the planned offsets print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlanExport {
+    /// topic,partition,offset lines
+    Csv,
+    /// one JSON document
+    Json,
 }
 
 #[derive(Debug, Args)]
@@ -478,6 +495,48 @@ mod tests {
             assert_eq!(cli.connection.base_path, None);
             assert_eq!(cli.connection.timeout, None);
         }
+    }
+
+    #[test]
+    fn reset_export_is_csv_unless_json_is_named() {
+        let export = |extra: &[&str]| match parse(
+            &[&["reset", "--all-topics", "--to-valid"], extra].concat(),
+        ) {
+            Ok(Cli {
+                command: Command::Reset(args),
+                ..
+            }) => Ok(args.export),
+            Ok(other) => panic!("{other:?}"),
+            Err(err) => Err(err.to_string()),
+        };
+        assert_eq!(export(&[]), Ok(None));
+        assert_eq!(export(&["--export"]), Ok(Some(PlanExport::Csv)));
+        assert_eq!(
+            export(&["--export", "--dry-run"]),
+            Ok(Some(PlanExport::Csv))
+        );
+        assert_eq!(export(&["--export", "json"]), Ok(Some(PlanExport::Json)));
+        assert_eq!(export(&["--export=json"]), Ok(Some(PlanExport::Json)));
+        assert_eq!(export(&["--export", "csv"]), Ok(Some(PlanExport::Csv)));
+        let message = export(&["--export", "yaml"]).unwrap_err();
+        assert!(message.contains("'yaml'"), "{message}");
+    }
+
+    #[test]
+    fn describe_formats() {
+        for (name, format) in [
+            ("table", DescribeFormat::Table),
+            ("prometheus", DescribeFormat::Prometheus),
+        ] {
+            match parse(&["describe", "--all-topics", "--format", name]).map(|c| c.command) {
+                Ok(Command::Describe(args)) => assert_eq!(args.format, format),
+                other => panic!("{other:?}"),
+            }
+        }
+        let message = parse(&["list-groups", "--format", "prometheus"])
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("'prometheus'"), "{message}");
     }
 
     #[test]

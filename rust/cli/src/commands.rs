@@ -9,15 +9,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use offsetkeeper::config::ZOOKEEPER_CONNECT;
 use offsetkeeper::names::{check_base_path, check_name};
 use offsetkeeper::{
-    lag, CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Stored, TopicPartition,
-    ZkConfig,
+    lag, CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Recreated, Stored,
+    Surveyed, TopicPartition, ZkConfig,
 };
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::args::{
     merge_topic_specs, Cli, Command, Connection, DeleteArgs, DescribeArgs, ExportArgs, ImportArgs,
-    ListGroupsArgs, MigrateArgs, ResetArgs, TopicSpec,
+    ListGroupsArgs, MigrateArgs, PlanExport, ResetArgs, TopicSpec,
 };
 use crate::files::{
     detect_format, format_csv, format_zk_lines, parse_csv, parse_properties, parse_zk_lines, Entry,
@@ -25,6 +25,7 @@ use crate::files::{
 };
 use crate::migrate::ConsumerGroups;
 use crate::output::{Objects, Rows};
+use crate::prometheus::{self, Sample};
 
 use crate::plan::{delta, plan, Planned, Status, Target};
 use crate::{emit, reason, Failure};
@@ -180,6 +181,25 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
         |s| &s.partition,
         "stored or on the brokers",
     )?;
+    let Some(format) = args.format.rows() else {
+        let samples: Vec<Sample> = surveyed
+            .iter()
+            .map(|s| Sample {
+                topic: s.partition.topic.as_str(),
+                partition: s.partition.partition,
+                committed: offset_of(&s.stored),
+                log_start: s.range.map(|r| r.earliest),
+                log_end: s.range.map(|r| r.latest),
+                lag: lag(&s.stored, s.range),
+                status: match recreated(s) {
+                    Some(_) => "recreated",
+                    None => Status::of(&s.stored, s.range).key(),
+                },
+            })
+            .collect();
+        emit(&prometheus::render(group, &samples));
+        return Ok(());
+    };
     let mut rows = Rows::new(&[
         "TOPIC",
         "PARTITION",
@@ -197,16 +217,22 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
             s.range.map(|r| r.earliest).into(),
             s.range.map(|r| r.latest).into(),
             lag(&s.stored, s.range).into(),
-            match (&s.recreated, &s.stored, s.range) {
-                (Some(recreated), Stored::Offset(_) | Stored::Corrupt(_), Some(_)) => {
-                    recreated.to_string().as_str().into()
-                }
-                _ => Status::of(&s.stored, s.range).name().into(),
+            match recreated(s) {
+                Some(recreated) => recreated.to_string().as_str().into(),
+                None => Status::of(&s.stored, s.range).name().into(),
             },
         ]);
     }
-    emit(&rows.render(args.format, |partitions| Describe { group, partitions }));
+    emit(&rows.render(format, |partitions| Describe { group, partitions }));
     Ok(())
+}
+
+/// The re-creation a partition's stored offset (or corrupt value) belongs to the old topic of.
+fn recreated(s: &Surveyed) -> Option<&Recreated> {
+    match (&s.recreated, &s.stored, s.range) {
+        (Some(recreated), Stored::Offset(_) | Stored::Corrupt(_), Some(_)) => Some(recreated),
+        _ => None,
+    }
 }
 
 fn list_groups(cx: &Context, args: ListGroupsArgs) -> Outcome {
@@ -347,12 +373,12 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
         ));
     }
 
-    if args.export {
-        emit(&format_csv(
+    match args.export {
+        Some(PlanExport::Csv) => emit(&format_csv(
             planned.iter().map(|p| (&p.partition, p.new_offset)),
-        ));
-    } else {
-        emit(&plan_table(&planned).table());
+        )),
+        Some(PlanExport::Json) => emit(&offsets_json(group, &planned)),
+        None => emit(&plan_table(&planned).table()),
     }
     if args.execute {
         let offsets: Vec<(TopicPartition, i64)> = planned
@@ -410,6 +436,37 @@ fn uniform_target(args: &ResetArgs, keeper: &OffsetKeeper) -> Target {
     } else {
         Target::Earliest
     }
+}
+
+/// `reset --export json`: a document from which a PyFlink job builds the dict of
+/// `KafkaTopicPartition` to offset that `KafkaOffsetsInitializer.offsets` takes.
+#[derive(Serialize)]
+struct PlannedOffsets<'a> {
+    group: &'a str,
+    offsets: Vec<PlannedOffset<'a>>,
+}
+
+#[derive(Serialize)]
+struct PlannedOffset<'a> {
+    topic: &'a str,
+    partition: i32,
+    offset: i64,
+}
+
+fn offsets_json(group: &str, planned: &[Planned]) -> String {
+    let document = PlannedOffsets {
+        group,
+        offsets: planned
+            .iter()
+            .map(|p| PlannedOffset {
+                topic: p.partition.topic.as_str(),
+                partition: p.partition.partition,
+                offset: p.new_offset,
+            })
+            .collect(),
+    };
+    // Strings and integers: serializing cannot fail.
+    serde_json::to_string(&document).unwrap_or_default() + "\n"
 }
 
 fn plan_table(planned: &[Planned]) -> Rows {
@@ -954,6 +1011,24 @@ mod tests {
             "topic 'a' has no partition 7 (on the brokers)"
         );
         assert_eq!(failure.code, 1);
+    }
+
+    #[test]
+    fn planned_offsets_as_json() {
+        let planned = |topic: &str, partition: i32, new_offset: i64| Planned {
+            partition: tp(topic, partition),
+            stored: Stored::Missing,
+            range: offsetkeeper::PartitionRange {
+                earliest: 0,
+                latest: 100,
+            },
+            new_offset,
+            note: crate::plan::Note::None,
+        };
+        assert_eq!(
+            offsets_json("job-1", &[planned("orders", 0, 42), planned("orders", 3, 0)]),
+            "{\"group\":\"job-1\",\"offsets\":[{\"topic\":\"orders\",\"partition\":0,\"offset\":42},{\"topic\":\"orders\",\"partition\":3,\"offset\":0}]}\n"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod files;
 mod migrate;
 mod output;
 mod plan;
+mod prometheus;
 
 use std::io::Write;
 use std::process::ExitCode;

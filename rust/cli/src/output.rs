@@ -14,6 +14,31 @@ pub enum Format {
     Json,
 }
 
+/// How `describe` prints: as the other commands, or for a Prometheus scraper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DescribeFormat {
+    /// aligned columns, as kafka-consumer-groups prints them
+    Table,
+    /// a header line, then one comma-separated line per row
+    Csv,
+    /// one JSON document
+    Json,
+    /// Prometheus text exposition format 0.0.4 (gauges; for node_exporter's textfile collector)
+    Prometheus,
+}
+
+impl DescribeFormat {
+    /// The row format, `None` for Prometheus.
+    pub fn rows(self) -> Option<Format> {
+        match self {
+            DescribeFormat::Table => Some(Format::Table),
+            DescribeFormat::Csv => Some(Format::Csv),
+            DescribeFormat::Json => Some(Format::Json),
+            DescribeFormat::Prometheus => None,
+        }
+    }
+}
+
 /// Rows with named columns.
 pub struct Rows {
     pub header: Vec<&'static str>,

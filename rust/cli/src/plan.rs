@@ -41,6 +41,18 @@ impl Status {
             Status::PartitionGone => "partition gone",
         }
     }
+
+    /// The name as a machine reads it (a Prometheus label value): snake_case.
+    pub fn key(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::BelowRange => "below_range",
+            Status::AboveRange => "above_range",
+            Status::Missing => "missing",
+            Status::Corrupt => "corrupt",
+            Status::PartitionGone => "partition_gone",
+        }
+    }
 }
 
 /// Where a reset sends one partition, before clamping.
@@ -212,6 +224,17 @@ mod tests {
         }
         assert_eq!(Status::PartitionGone.name(), "partition gone");
         assert_eq!(Status::BelowRange.name(), "below range");
+        // The key is the name in snake_case, for label values.
+        for status in [
+            Status::Ok,
+            Status::BelowRange,
+            Status::AboveRange,
+            Status::Missing,
+            Status::Corrupt,
+            Status::PartitionGone,
+        ] {
+            assert_eq!(status.key(), status.name().replace(' ', "_"));
+        }
     }
 
     #[test]

@@ -277,6 +277,117 @@ fn describe_shows_each_status_in_every_format() {
 }
 
 #[test]
+fn describe_format_prometheus_writes_gauges_and_leaves_out_unknown_values() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("prom");
+    let topic = topic_with(&kafka, "prom", 5, 10);
+    zk.put(&offset_path(&group, &topic, 0), b"4");
+    zk.put(&offset_path(&group, &topic, 1), b"2");
+    kafka.delete_records(&topic, 1, 5);
+    zk.put(&offset_path(&group, &topic, 2), b"50");
+    zk.put(&offset_path(&group, &topic, 4), b"garbage");
+    zk.put(&offset_path(&group, &topic, 9), b"3");
+    let before = zk.tree(&format!("/consumers/{group}"));
+
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "describe",
+            "--topic",
+            &topic,
+            "--format",
+            "prometheus",
+        ],
+    ));
+    assert_eq!(out.stderr, "");
+    let labels = |p: i32| format!("{{group=\"{group}\",topic=\"{topic}\",partition=\"{p}\"");
+    let sample = |family: &str, p: i32, value: i64| format!("{family}{}}} {value}", labels(p));
+    let status = |p: i32, status: &str| {
+        format!(
+            "offsetkeeper_partition_status{},status=\"{status}\"}} 1",
+            labels(p)
+        )
+    };
+    // Missing and corrupt partitions have no committed offset and no lag; the gone one no
+    // log start, log end or lag.
+    let mut expected = vec![
+        "# HELP offsetkeeper_committed_offset Offset stored in ZooKeeper (the next record the job reads); no sample when none usable is stored.".to_string(),
+        "# TYPE offsetkeeper_committed_offset gauge".to_string(),
+        sample("offsetkeeper_committed_offset", 0, 4),
+        sample("offsetkeeper_committed_offset", 1, 2),
+        sample("offsetkeeper_committed_offset", 2, 50),
+        sample("offsetkeeper_committed_offset", 9, 3),
+        "# HELP offsetkeeper_log_start_offset First offset the brokers still have; no sample for a partition that no longer exists.".to_string(),
+        "# TYPE offsetkeeper_log_start_offset gauge".to_string(),
+    ];
+    for (p, start) in [(0, 0), (1, 5), (2, 0), (3, 0), (4, 0)] {
+        expected.push(sample("offsetkeeper_log_start_offset", p, start));
+    }
+    expected.push("# HELP offsetkeeper_log_end_offset Offset of the next record written; no sample for a partition that no longer exists.".to_string());
+    expected.push("# TYPE offsetkeeper_log_end_offset gauge".to_string());
+    for p in 0..5 {
+        expected.push(sample("offsetkeeper_log_end_offset", p, 10));
+    }
+    expected.extend([
+        "# HELP offsetkeeper_lag Log end offset minus committed offset (negative above range); no sample when either is unknown.".to_string(),
+        "# TYPE offsetkeeper_lag gauge".to_string(),
+        sample("offsetkeeper_lag", 0, 6),
+        sample("offsetkeeper_lag", 1, 8),
+        sample("offsetkeeper_lag", 2, -40),
+        "# HELP offsetkeeper_partition_status 1 for the partition's status: ok, below_range, above_range, missing, corrupt, partition_gone or recreated.".to_string(),
+        "# TYPE offsetkeeper_partition_status gauge".to_string(),
+        status(0, "ok"),
+        status(1, "below_range"),
+        status(2, "above_range"),
+        status(3, "missing"),
+        status(4, "corrupt"),
+        status(9, "partition_gone"),
+    ]);
+    assert_eq!(out.stdout.lines().collect::<Vec<_>>(), expected);
+    assert!(out.stdout.ends_with('\n'));
+    assert_eq!(
+        zk.tree(&format!("/consumers/{group}")),
+        before,
+        "describe reads only"
+    );
+
+    // Some partitions only: the families are declared all the same.
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "describe",
+            "--topic",
+            &format!("{topic}:0"),
+            "--format",
+            "prometheus",
+        ],
+    ));
+    let samples: Vec<&str> = out.stdout.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        samples,
+        vec![
+            sample("offsetkeeper_committed_offset", 0, 4),
+            sample("offsetkeeper_log_start_offset", 0, 0),
+            sample("offsetkeeper_log_end_offset", 0, 10),
+            sample("offsetkeeper_lag", 0, 6),
+            status(0, "ok"),
+        ]
+    );
+    assert_eq!(
+        out.stdout
+            .lines()
+            .filter(|l| l.starts_with("# TYPE"))
+            .count(),
+        5
+    );
+}
+
+#[test]
 fn list_groups_counts_topics_under_the_base_path() {
     let cluster = cluster();
     let zk = Zk::new(&cluster);
@@ -659,6 +770,86 @@ fn reset_export_prints_a_plan_that_from_file_reads_back() {
     ));
     assert_eq!(out.stdout, format!("{t},0,6\n{t},1,6\n"));
     assert_eq!(stored(&zk, &group, t, 2), some(&["6", "6"]));
+}
+
+#[test]
+fn reset_to_valid_export_json_prints_the_offsets_a_load_would_start_from() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("flink");
+    let topic = topic_with(&kafka, "flink", 3, 10);
+    let t = topic.as_str();
+    // Retention purged partition 1 past its stored offset; partition 2 has nothing stored.
+    kafka.delete_records(t, 1, 6);
+    zk.put(&offset_path(&group, t, 0), b"4");
+    zk.put(&offset_path(&group, t, 1), b"2");
+    let before = zk.tree(&format!("/consumers/{group}"));
+
+    for extra in [
+        &["--export", "json"][..],
+        &["--dry-run", "--export=json"][..],
+    ] {
+        let args = [
+            &["--group", &group, "reset", "--topic", t, "--to-valid"][..],
+            extra,
+        ]
+        .concat();
+        let out = ok(run(&cluster, &args));
+        assert_eq!(
+            out.stdout,
+            format!(
+                "{{\"group\":\"{group}\",\"offsets\":[\
+                 {{\"topic\":\"{t}\",\"partition\":0,\"offset\":4}},\
+                 {{\"topic\":\"{t}\",\"partition\":1,\"offset\":6}},\
+                 {{\"topic\":\"{t}\",\"partition\":2,\"offset\":0}}]}}\n"
+            ),
+            "{out:?}"
+        );
+        assert!(out.stderr.contains("dry run: nothing written"), "{out:?}");
+        assert_eq!(
+            zk.tree(&format!("/consumers/{group}")),
+            before,
+            "nothing written"
+        );
+    }
+    // The policies apply as to the table: a partition with nothing stored at the log end.
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--topic",
+            &format!("{t}:2"),
+            "--to-valid",
+            "--on-missing",
+            "latest",
+            "--export",
+            "json",
+        ],
+    ));
+    assert_eq!(
+        out.stdout,
+        format!("{{\"group\":\"{group}\",\"offsets\":[{{\"topic\":\"{t}\",\"partition\":2,\"offset\":10}}]}}\n")
+    );
+    assert_eq!(zk.tree(&format!("/consumers/{group}")), before);
+    fails(
+        run(
+            &cluster,
+            &[
+                "--group",
+                &group,
+                "reset",
+                "--topic",
+                t,
+                "--to-valid",
+                "--export",
+                "yaml",
+            ],
+        ),
+        2,
+        "'yaml'",
+    );
 }
 
 #[test]
@@ -1808,6 +1999,28 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
         table[1].join(" "),
         format!("{topic} 1 6 - - - partition gone")
     );
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "describe",
+            "--topic",
+            &topic,
+            "--format",
+            "prometheus",
+        ],
+    ));
+    let labels = format!("group=\"{group}\",topic=\"{topic}\"");
+    for line in [
+        format!("offsetkeeper_partition_status{{{labels},partition=\"0\",status=\"recreated\"}} 1"),
+        format!(
+            "offsetkeeper_partition_status{{{labels},partition=\"1\",status=\"partition_gone\"}} 1"
+        ),
+        format!("offsetkeeper_lag{{{labels},partition=\"0\"}} 4"),
+    ] {
+        assert!(out.stdout.lines().any(|l| l == line), "{line} in {out:?}");
+    }
 
     // --to-valid: the load's decision for a re-created topic, earliest though 6 is in range.
     let out = ok(run(
