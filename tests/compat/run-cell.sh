@@ -37,11 +37,12 @@ RESULT=$OUT/$CELL.result
 LOG=$DIR/scenarios.log
 
 # The scenarios: every test of these binaries uses only the shared cluster, except the secured
-# cluster's CLI test (skipped). Fault tests with clusters of their own (faults, faults_zookeeper,
-# security's restarts) are not part of the matrix.
+# cluster's CLI tests (skipped: command_config_reaches_the_secured_cluster and the migrate_over_*
+# tests of each secured listener). Fault tests with clusters of their own (faults,
+# faults_zookeeper, security's restarts) are not part of the matrix.
 CORE_TESTS=(--test load --test commit --test reliability --test admin --test server_version)
 CLI_TESTS=(--test cli --test repeated_loads)
-SKIP=(--skip command_config_reaches_the_secured_cluster)
+SKIP=(--skip command_config_reaches_the_secured_cluster --skip migrate_over_)
 # Tests whose staging needs an admin API the broker lacks (not an offsetkeeper request): skipped,
 # and said so in the cell's note.
 SKIPPED_NOTE=""
