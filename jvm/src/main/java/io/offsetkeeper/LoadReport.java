@@ -45,6 +45,55 @@ public final class LoadReport implements Serializable {
         return Collections.unmodifiableMap(offsets);
     }
 
+    /**
+     * {@link #offsets()} in the JSON of Spark Structured Streaming's Kafka option
+     * {@code startingOffsets}: {@code {"topic":{"0":23,"1":42}}}, topics and partitions in report
+     * order. Every partition of the loaded topics is named, as Spark requires for specific
+     * offsets, and each offset is a real one (never Spark's -2 earliest or -1 latest).
+     */
+    public String startingOffsetsJson() {
+        // Grouped by topic whatever the order, so that no topic is a key twice.
+        Map<String, StringBuilder> byTopic = new LinkedHashMap<>();
+        for (PartitionReport p : partitions) {
+            StringBuilder entries = byTopic.get(p.topic());
+            if (entries == null) {
+                entries = new StringBuilder();
+                byTopic.put(p.topic(), entries);
+            } else {
+                entries.append(',');
+            }
+            entries.append('"').append(p.partition()).append("\":").append(p.chosen());
+        }
+        StringBuilder json = new StringBuilder("{");
+        for (Map.Entry<String, StringBuilder> e : byTopic.entrySet()) {
+            if (json.length() > 1) {
+                json.append(',');
+            }
+            appendJsonString(json, e.getKey()).append(":{").append(e.getValue()).append('}');
+        }
+        return json.append('}').toString();
+    }
+
+    /**
+     * A JSON string (RFC 8259): quote, backslash and control characters escaped. Kafka's topic
+     * names never need it ({@code [a-zA-Z0-9._-]}); the engine's names come from the brokers,
+     * so escape anyway rather than trust that.
+     */
+    static StringBuilder appendJsonString(StringBuilder out, String text) {
+        out.append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '"' || c == '\\') {
+                out.append('\\').append(c);
+            } else if (c < 0x20) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.append('"');
+    }
+
     /** The partitions whose stored offset was not used as it was. */
     public List<PartitionReport> corrections() {
         List<PartitionReport> corrections = new ArrayList<>();

@@ -163,6 +163,27 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     }
 
     /**
+     * Loads and validates the offsets as {@link #loadWithReport} does (same policies, same
+     * ownership, corrections logged), in the JSON of Spark Structured Streaming's Kafka option
+     * {@code startingOffsets}, {@code {"topic":{"0":23,"1":42}}}:
+     *
+     * <pre>{@code
+     * spark.readStream().format("kafka").option("subscribe", "orders")
+     *         .option("startingOffsets", keeper.startingOffsetsJson(topics))
+     * }</pre>
+     *
+     * Spark reads the option only when the query has no checkpoint yet. For the report as well,
+     * call {@code loadWithReport(topics).startingOffsetsJson()}.
+     *
+     * @throws PolicyViolationException when a {@code FAIL} policy applies to any partition
+     * @throws UnknownTopicException when a topic does not exist
+     * @throws PartitionOwnedException as for {@link #loadWithReport}
+     */
+    public String startingOffsetsJson(Collection<String> topics) {
+        return loadWithReport(topics).startingOffsetsJson();
+    }
+
+    /**
      * Commits next offsets to read, all or nothing. Empty input does nothing. A Spark batch's
      * offsets are {@code SparkOffsets.untilOffsets(ranges)}.
      *

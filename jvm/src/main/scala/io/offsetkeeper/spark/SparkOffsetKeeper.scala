@@ -32,6 +32,17 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
   def loadWithReport(topics: Iterable[String]): LoadReport = keeper.loadWithReport(javaTopics(topics))
 
   /**
+   * The same validated offsets as `load` (same policies, ownership and logged corrections) as
+   * the JSON of Structured Streaming's Kafka option `startingOffsets`, `{"topic":{"0":23}}`:
+   * {{{
+   * spark.readStream.format("kafka").option("subscribe", "orders")
+   *   .option("startingOffsets", keeper.startingOffsets(Seq("orders")))
+   * }}}
+   * Spark reads it only when the query has no checkpoint yet.
+   */
+  def startingOffsets(topics: Iterable[String]): String = keeper.startingOffsetsJson(javaTopics(topics))
+
+  /**
    * Commits the batch's `untilOffset`s, all or nothing; an empty array does nothing. A partition
    * named by two ranges is refused (see [[SparkOffsets.untilOffsets]]). While ZooKeeper cannot be
    * reached the result is `deferred` and the next commit writes these offsets; it throws

@@ -141,8 +141,13 @@ public final class Cluster implements AutoCloseable {
 
     /** Produces {@code count} records to one partition and waits until they are acknowledged. */
     public void produce(String topic, int partition, int count) {
+        produce(topic, partition, count, "record-");
+    }
+
+    /** The same, values {@code prefix + i}: tells a re-created topic's records from the old ones. */
+    public void produce(String topic, int partition, int count, String prefix) {
         for (int i = 0; i < count; i++) {
-            producer.send(new ProducerRecord<>(topic, partition, null, "record-" + i));
+            producer.send(new ProducerRecord<>(topic, partition, null, prefix + i));
         }
         producer.flush();
     }
