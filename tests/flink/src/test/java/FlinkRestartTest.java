@@ -57,10 +57,14 @@ public class FlinkRestartTest {
         return params;
     }
 
-    /** What a previous job (a Spark Streaming one, say) stored when it stopped. */
+    /**
+     * What a previous job (a Spark Streaming one, say) stored when it stopped: it loaded at its
+     * start (so its commits record the topic's ID), then committed.
+     */
     private static void store(String group, String topic, long... offsets) {
         try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(cluster.zookeeper)
                 .kafkaParams(kafkaParams(group)).build()) {
+            keeper.load(Collections.singletonList(topic));
             Map<TopicPartition, Long> stored = new HashMap<>();
             for (int p = 0; p < offsets.length; p++) {
                 stored.put(new TopicPartition(topic, p), offsets[p]);

@@ -177,6 +177,7 @@ public class StructuredStreamingTest {
         cluster.produce(topic, 1, 100);
         // What the DStream job stored when it stopped, then retention purged partition 0 past it.
         try (OffsetKeeper dstreamJob = keeper(group)) {
+            dstreamJob.load(Collections.singletonList(topic)); // as the DStream job did at its start
             Map<org.apache.kafka.common.TopicPartition, Long> stored = new HashMap<>();
             stored.put(new org.apache.kafka.common.TopicPartition(topic, 0), 30L);
             stored.put(new org.apache.kafka.common.TopicPartition(topic, 1), 40L);
