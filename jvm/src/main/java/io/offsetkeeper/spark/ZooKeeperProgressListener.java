@@ -106,8 +106,8 @@ public final class ZooKeeperProgressListener extends StreamingQueryListener {
                 failures.incrementAndGet();
                 // The keeper's messages name no secret; its configuration is not logged here.
                 LOG.warn("offsetkeeper: the offsets of query {} batch {} were not written to "
-                        + "ZooKeeper for group {} ({}: {}); the query goes on, the next batch "
-                        + "writes newer ones", progress.id(), progress.batchId(), keeper.group(),
+                        + "ZooKeeper for group {} ({}: {}); the query goes on, the next batch's "
+                        + "commit tries again with newer ones", progress.id(), progress.batchId(), keeper.group(),
                         e.getClass().getSimpleName(), e.getMessage());
             }
         }

@@ -1,11 +1,13 @@
 package io.offsetkeeper.e2e;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
 import io.offsetkeeper.OffsetKeeper;
 import io.offsetkeeper.PartitionLag;
+import io.offsetkeeper.spark.SparkOffsetKeeper;
 import io.offsetkeeper.spark.ZooKeeperProgressListener;
 import java.io.File;
 import java.io.IOException;
@@ -30,6 +32,7 @@ import org.apache.spark.sql.streaming.Trigger;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
+import scala.collection.JavaConverters;
 
 /**
  * A DStream job's offsets in ZooKeeper, the topic purged meanwhile, and the job moved to
@@ -78,6 +81,7 @@ public class StructuredStreamingTest {
         Map<String, Object> params = new HashMap<>();
         params.put("bootstrap.servers", cluster.bootstrap);
         params.put("group.id", group);
+        params.put("auto.offset.reset", "earliest"); // where a partition with nothing stored starts
         return OffsetKeeper.builder().zookeeper(cluster.zookeeper).kafkaParams(params).build();
     }
 
@@ -251,6 +255,43 @@ public class StructuredStreamingTest {
         System.out.println("offsetkeeper-e2e: structured streaming: " + first.size() + " + "
                 + second.size() + " (checkpoint) + " + third.size()
                 + " (no checkpoint, from ZooKeeper) records, none twice, none purged");
+    }
+
+    @Test
+    public void aFencedMirrorCommitIsCountedAndTheQueryGoesOn() throws Exception {
+        String topic = "ss-fenced-" + System.currentTimeMillis() % 1_000_000;
+        String group = topic + "-group";
+        String path = Cluster.offsetPath(group, topic, 0);
+        cluster.createTopic(topic, 1);
+        cluster.produce(topic, 0, 50);
+        try (OffsetKeeper keeper = keeper(group)) {
+            String json = keeper.startingOffsetsJson(Collections.singletonList(topic));
+            assertEquals("{\"" + topic + "\":{\"0\":0}}", json);
+            // The Scala facade's startingOffsets: the same load, the same JSON.
+            assertEquals(json, new SparkOffsetKeeper(keeper).startingOffsets(
+                    JavaConverters.collectionAsScalaIterableConverter(Collections.singletonList(topic)).asScala()));
+            ZooKeeperProgressListener listener = new ZooKeeperProgressListener(keeper);
+            spark.streams().addListener(listener);
+            StreamingQuery query = startQuery(topic, json, tempDir("fenced-"));
+            try {
+                waitFor(() -> "50".equals(cluster.readZnode(path)), query, "ZooKeeper to hold 50");
+                // Another writer (an operator's reset, a second job) changes the offset behind
+                // the keeper: the listener's next commit is fenced and must not stop the query.
+                cluster.writeZnode(path, "10");
+                cluster.produce(topic, 0, 50);
+                waitFor(() -> listener.failures() >= 1, query, "a fenced mirror commit");
+                waitFor(() -> SINK.contains("0:99"), query, "the query to go on to offset 99");
+                assertTrue("the query is still running", query.isActive());
+                assertFalse(query.exception().isDefined());
+                assertEquals("the fenced commit wrote nothing", "10", cluster.readZnode(path));
+                System.out.println("offsetkeeper-e2e: fenced mirror commits: " + listener.failures()
+                        + " counted (WARN logged), the query went on to offset 99");
+            } finally {
+                query.stop();
+                spark.streams().removeListener(listener);
+            }
+        }
+        drain();
     }
 
     private static void deleteRecursively(File file) {
