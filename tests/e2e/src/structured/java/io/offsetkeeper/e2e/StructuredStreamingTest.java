@@ -166,6 +166,35 @@ public class StructuredStreamingTest {
         }
     }
 
+    /**
+     * The operator CLI's {@code describe --format csv} of the group's topic, as monitoring reads
+     * it: the rows without the header, {@code topic,partition,current,log start,log end,lag,status}.
+     */
+    private static List<String> describe(String group, String topic) throws Exception {
+        String cli = System.getProperty("offsetkeeper.e2e.cli");
+        assertNotNull("Gradle sets offsetkeeper.e2e.cli (the CLI built by :jvm:cargoBuildCli)", cli);
+        Process process = new ProcessBuilder(cli, "--zookeeper", cluster.zookeeper,
+                "--bootstrap-servers", cluster.bootstrap, "--group", group, "describe",
+                "--topic", topic, "--format", "csv").redirectErrorStream(true).start();
+        byte[] out = readAll(process.getInputStream());
+        assertTrue("describe did not end", process.waitFor(60, TimeUnit.SECONDS));
+        String text = new String(out, java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals("describe failed: " + text, 0, process.exitValue());
+        List<String> rows = new ArrayList<>(java.util.Arrays.asList(text.trim().split("\n")));
+        System.out.println("offsetkeeper-e2e: describe --format csv: " + String.join(" | ", rows));
+        assertEquals(text, "topic,partition,current_offset,log_start_offset,log_end_offset,lag,status", rows.remove(0));
+        return rows;
+    }
+
+    private static byte[] readAll(java.io.InputStream in) throws IOException {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        byte[] buffer = new byte[8192];
+        for (int n; (n = in.read(buffer)) > 0; ) {
+            out.write(buffer, 0, n);
+        }
+        return out.toByteArray();
+    }
+
     private static Path tempDir(String prefix) throws IOException {
         File base = new File(System.getProperty("offsetkeeper.e2e.tmp", System.getProperty("java.io.tmpdir")));
         base.mkdirs();
@@ -222,6 +251,8 @@ public class StructuredStreamingTest {
                 assertEquals(lag.toString(), Long.valueOf(0), lag.lag());
             }
         }
+        assertEquals(java.util.Arrays.asList(topic + ",0,100,60,100,0,ok", topic + ",1,100,0,100,0,ok"),
+                describe(group, topic));
 
         // 2. Restart with the checkpoint: Spark continues from it (startingOffsets is ignored).
         cluster.produce(topic, 0, 50);
@@ -245,6 +276,8 @@ public class StructuredStreamingTest {
         expected3.addAll(range(1, 150, 200));
         assertEquals(new TreeSet<>(expected3), new TreeSet<>(third));
         assertEquals("duplicates in run 3", expected3.size(), third.size());
+        assertEquals(java.util.Arrays.asList(topic + ",0,200,60,200,0,ok", topic + ",1,200,0,200,0,ok"),
+                describe(group, topic));
 
         // Over the three runs: every record Kafka still held, once (40 + 60 + 100 + 100).
         List<String> all = new ArrayList<>(first);
@@ -264,6 +297,22 @@ public class StructuredStreamingTest {
         String path = Cluster.offsetPath(group, topic, 0);
         cluster.createTopic(topic, 1);
         cluster.produce(topic, 0, 50);
+        // The listener's WARN lines, through Spark's log4j 2 (logger "offsetkeeper", at WARN).
+        ConcurrentLinkedQueue<String> warnings = new ConcurrentLinkedQueue<>();
+        org.apache.logging.log4j.core.LoggerContext logs =
+                (org.apache.logging.log4j.core.LoggerContext) org.apache.logging.log4j.LogManager.getContext(false);
+        org.apache.logging.log4j.core.appender.AbstractAppender capture =
+                new org.apache.logging.log4j.core.appender.AbstractAppender("captured", null, null, true,
+                        org.apache.logging.log4j.core.config.Property.EMPTY_ARRAY) {
+                    @Override
+                    public void append(org.apache.logging.log4j.core.LogEvent event) {
+                        warnings.add(event.getLevel() + " " + event.getLoggerName() + " "
+                                + event.getMessage().getFormattedMessage());
+                    }
+                };
+        capture.start();
+        logs.getConfiguration().getLoggerConfig("offsetkeeper.spark.progress").addAppender(capture, null, null);
+        logs.updateLoggers();
         try (OffsetKeeper keeper = keeper(group)) {
             String json = keeper.startingOffsetsJson(Collections.singletonList(topic));
             assertEquals("{\"" + topic + "\":{\"0\":0}}", json);
@@ -284,11 +333,18 @@ public class StructuredStreamingTest {
                 assertTrue("the query is still running", query.isActive());
                 assertFalse(query.exception().isDefined());
                 assertEquals("the fenced commit wrote nothing", "10", cluster.readZnode(path));
+                String warning = warnings.stream().filter(w -> w.contains("CommitConflictException"))
+                        .findFirst().orElse(null);
+                assertNotNull("no WARN of the fenced commit in " + warnings, warning);
+                assertTrue(warning, warning.startsWith("WARN offsetkeeper.spark.progress ")
+                        && warning.contains(group) && warning.contains("the query goes on"));
                 System.out.println("offsetkeeper-e2e: fenced mirror commits: " + listener.failures()
                         + " counted (WARN logged), the query went on to offset 99");
             } finally {
                 query.stop();
                 spark.streams().removeListener(listener);
+                logs.getConfiguration().getLoggerConfig("offsetkeeper.spark.progress").removeAppender("captured");
+                logs.updateLoggers();
             }
         }
         drain();
