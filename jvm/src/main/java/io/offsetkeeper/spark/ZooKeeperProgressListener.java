@@ -43,6 +43,7 @@ import org.slf4j.LoggerFactory;
  * does not close the keeper: the job does, when it stops.
  */
 public final class ZooKeeperProgressListener extends StreamingQueryListener {
+    private static final long serialVersionUID = 1L; // Spark's listener type is Serializable
     private static final Logger LOG = LoggerFactory.getLogger("offsetkeeper.spark.progress");
     private static final ObjectMapper JSON = new ObjectMapper();
 
