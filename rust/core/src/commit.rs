@@ -350,7 +350,7 @@ impl OffsetKeeper {
         // One deadline: the request timeout, plus the wait for another owner to go when this
         // keeper must take ownership first (as a load's).
         let mut budget = self.store.config().request_timeout;
-        if self.ownership.enabled && !self.owners.is_registered(group) {
+        if self.must_settle_ownership(group) {
             budget += self.ownership_wait();
         }
         let written = self
@@ -368,6 +368,14 @@ impl OffsetKeeper {
         }
     }
 
+    /// Whether a commit in the group may first have to take ownership (and so gets the
+    /// ownership wait): a keeper that did not load it, or whose load's owner nodes are still
+    /// to be confirmed.
+    fn must_settle_ownership(&self, group: &str) -> bool {
+        self.ownership.enabled
+            && (!self.owners.is_registered(group) || self.owners.is_following(group))
+    }
+
     /// Commits the entries, trying again when a folder appeared, ownership was taken again or
     /// (fencing off) a node changed between the read and the write, until the call's deadline.
     async fn write_entries(
@@ -379,6 +387,14 @@ impl OffsetKeeper {
         let group = layout.group;
         if self.ownership.enabled && !self.owners.is_registered(group) {
             self.take_ownership(tracker, layout, entries).await?;
+        } else if self.ownership.enabled && self.owners.is_following(group) {
+            // The load's owner nodes were sent in the background: no write before they are
+            // known to be in place, or taken with the wait of a load when they are not.
+            let owned = self.owners.owned_in(group);
+            let wait = self.ownership_wait();
+            self.owners
+                .acquire(&self.store, group, &owned, wait)
+                .await?;
         }
         let mut attempt = 1;
         loop {
@@ -427,6 +443,10 @@ impl OffsetKeeper {
                 tracker.adopt(entry.partition, node.as_ref());
             }
         }
+        // The owner nodes go in before this commit's multi, on the same session.
+        self.owners
+            .acquire(&self.store, group, &partitions, wait)
+            .await?;
         log::info!(
             "group {group}: this keeper commits without having loaded the group (deserialized from a checkpoint?); it took ownership of the {} partition(s) of its first commit",
             partitions.len()

@@ -488,6 +488,8 @@ impl OffsetKeeper {
             // outside the runtime too.
             let mut trackers = self.tracker();
             let (nodes, stale) = read().await?;
+            // Read first: ZooKeeper answers the session's requests in order.
+            self.owners.send_following(&self.store, group).await;
             let tracker = trackers.group(group);
             for (partition, node) in partitions.iter().zip(&nodes) {
                 tracker.observe(partition, node.as_ref());
@@ -719,6 +721,8 @@ impl Drop for OffsetKeeper {
         let config = self.store.config();
         let deadline = Instant::now() + config.request_timeout;
         self.flush_deferred(deadline);
+        let left = deadline.saturating_duration_since(Instant::now());
+        runtime.block_on(self.owners.finish_all_following(&self.store, left));
         let ops = self.owners.release_ops(&config.base_path);
         if ops.is_empty() {
             return;

@@ -215,8 +215,24 @@ pub(crate) struct Owners {
     /// owns in place: while that session lives its ephemeral nodes do too, so a load asking
     /// for no more than that needs no request.
     confirmed: Mutex<HashMap<String, i64>>,
+    /// Per group, the owner nodes of the first acquisition on their way (see `acquire`).
+    following: Mutex<HashMap<String, Following>>,
     /// One acquisition at a time per keeper, so that its own threads never race each other.
     acquiring: tokio::sync::Mutex<()>,
+}
+
+/// The owner nodes of a first acquisition, for the session that took the group's lock: kept
+/// until the load has read what it needs (ZooKeeper answers a session's requests in order, so
+/// a read sent after them would wait for them), then created in the background.
+enum Following {
+    Queued {
+        session: i64,
+        ops: Vec<WriteOp>,
+    },
+    Sent {
+        session: i64,
+        task: tokio::task::JoinHandle<std::result::Result<(), String>>,
+    },
 }
 
 impl Owners {
@@ -225,6 +241,7 @@ impl Owners {
             identity: Identity::new(),
             owned: Mutex::new(HashMap::new()),
             confirmed: Mutex::new(HashMap::new()),
+            following: Mutex::new(HashMap::new()),
             acquiring: tokio::sync::Mutex::new(()),
         }
     }
@@ -269,8 +286,95 @@ impl Owners {
             .unwrap_or_default()
     }
 
+    /// Whether the owner nodes of this keeper's first acquisition in the group may still be on
+    /// their way (see [`Owners::acquire`]); the next acquisition looks at how they went.
+    pub(crate) fn is_following(&self, group: &str) -> bool {
+        self.following().contains_key(group)
+    }
+
+    fn following(&self) -> std::sync::MutexGuard<'_, HashMap<String, Following>> {
+        self.following
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Sends the group's queued owner nodes in the background, on the session that took the
+    /// lock; if that session is gone, so is the lock, and the next acquisition starts over.
+    pub(crate) async fn send_following(&self, store: &ZkStore, group: &str) {
+        let Some(Following::Queued { session, ops }) = self.following().remove(group) else {
+            return;
+        };
+        match store.spawn_multi_chunked(ops).await {
+            Some((now, task)) if now == session => {
+                self.following()
+                    .insert(group.to_string(), Following::Sent { session, task });
+            }
+            Some((_, task)) => {
+                task.abort();
+                self.unconfirm(group);
+            }
+            None => self.unconfirm(group),
+        }
+    }
+
+    /// Waits, within `within`, for the owner nodes on their way in the group: once they are all
+    /// in place the ownership is confirmed for their session; if they could not all be created
+    /// (another kind of owner came first, the session went), the next acquisition looks at
+    /// every node again.
+    async fn settle_following(&self, store: &ZkStore, group: &str, within: Duration) {
+        self.send_following(store, group).await;
+        let Some(Following::Sent { session, task }) = self.following().remove(group) else {
+            return;
+        };
+        match tokio::time::timeout(within, task).await {
+            Ok(Ok(Ok(()))) => {
+                self.confirmed().insert(group.to_string(), session);
+            }
+            Ok(Ok(Err(why))) => {
+                log::warn!("group {group}: the partitions' owner nodes were not all created ({why}); looking at them again");
+                self.unconfirm(group);
+            }
+            _ => {
+                log::debug!(
+                    "group {group}: owner nodes not known to be in place; looking at them again"
+                );
+                self.unconfirm(group);
+            }
+        }
+    }
+
+    /// Before giving ownership up: forgets the group's owner nodes not sent yet (so that none
+    /// is to be deleted), and waits within `within` for those sent.
+    async fn finish_following(&self, store: &ZkStore, group: &str, within: Duration) {
+        let queued = matches!(self.following().get(group), Some(Following::Queued { .. }));
+        if queued {
+            self.following().remove(group);
+            self.owned().insert(group.to_string(), BTreeSet::new());
+            return;
+        }
+        self.settle_following(store, group, within).await;
+    }
+
+    /// [`Owners::finish_following`] for every group, within `within` in all (before closing).
+    pub(crate) async fn finish_all_following(&self, store: &ZkStore, within: Duration) {
+        let deadline = Instant::now() + within;
+        let groups: Vec<String> = self.following().keys().cloned().collect();
+        for group in groups {
+            let left = deadline.saturating_duration_since(Instant::now());
+            self.finish_following(store, &group, left).await;
+        }
+    }
+
     /// Registers this keeper in the group and takes the partitions, waiting up to `wait` for
     /// other owners to go. Partitions it already owns are kept as they are.
+    ///
+    /// The group's lock node decides which instance runs: the first acquisition of a keeper in
+    /// a group creates it and the registration in one multi, checks that no other owner nodes
+    /// are under `owners/`, and returns; the partitions' owner nodes (what CMAK and
+    /// ConsumerOffsetChecker show) follow in the background, and the next acquisition or
+    /// commit looks at how that went. Anything else (the lock held, a folder missing, owner
+    /// nodes present) takes the careful way: read every node, wait for or take over from
+    /// other owners, create what is missing.
     pub(crate) async fn acquire(
         &self,
         store: &ZkStore,
@@ -279,6 +383,7 @@ impl Owners {
         wait: Duration,
     ) -> Result<()> {
         let _one_at_a_time = self.acquiring.lock().await;
+        self.settle_following(store, group, store.time_left()).await;
         let started = Instant::now();
         let deadline = started + wait;
         let layout = GroupLayout {
@@ -301,47 +406,47 @@ impl Owners {
         let topics: BTreeSet<String> = wanted.iter().map(|tp| tp.topic.clone()).collect();
         let me = self.identity.thread_id(group);
         let id_path = layout.id_path(&self.identity.consumer_id(group));
+        let lock_path = layout.lock_path();
         let registration = self.identity.registration(&topics);
-
-        let mut dirs = layout.ancestors();
-        dirs.push(layout.ids_dir());
-        dirs.push(layout.owners_dir());
-        dirs.extend(topics.iter().map(|t| layout.owners_topic_dir(t)));
         let wanted: Vec<TopicPartition> = wanted.into_iter().collect();
         let owner_paths: Vec<String> = wanted
             .iter()
             .map(|tp| layout.owner_path(&tp.topic, tp.partition))
             .collect();
+
+        if registered.is_none()
+            && self
+                .claim_with_lock(
+                    store,
+                    &layout,
+                    &topics,
+                    &wanted,
+                    &owner_paths,
+                    &registration,
+                )
+                .await?
+        {
+            return Ok(());
+        }
+
+        let mut dirs = layout.ancestors();
+        dirs.push(layout.ids_dir());
+        dirs.push(layout.owners_dir());
+        dirs.extend(topics.iter().map(|t| layout.owners_topic_dir(t)));
+        // What is claimed: every partition's owner node, then the group's lock.
+        let claims: Vec<String> = owner_paths
+            .iter()
+            .cloned()
+            .chain(std::iter::once(lock_path))
+            .collect();
         let paths: Vec<String> = dirs
             .iter()
             .chain(std::iter::once(&id_path))
-            .chain(&owner_paths)
+            .chain(&claims)
             .cloned()
             .collect();
-
-        if registered.is_none() {
-            // First load of the group: the folders usually exist and nobody else owns the
-            // partitions, so one multi of creates settles it. Anything else (a folder missing,
-            // an owner present) refuses it as a whole, and the careful way below takes over.
-            let mut ops = vec![WriteOp::CreateEphemeral {
-                path: id_path.clone(),
-                data: registration.clone(),
-            }];
-            ops.extend(owner_paths.iter().map(|path| WriteOp::CreateEphemeral {
-                path: path.clone(),
-                data: me.clone().into_bytes(),
-            }));
-            match store.multi_chunked(&ops).await? {
-                Ok(()) => {
-                    self.settle(group, wanted, store.session_id().await);
-                    return Ok(());
-                }
-                Err(refused) => log::debug!(
-                    "group {group}: ownership in one step refused ({}); looking at the nodes",
-                    refused.error
-                ),
-            }
-        }
+        // The partition a claim stands for in messages (the lock: the first one).
+        let claimed = |i: usize| wanted.get(i).or(wanted.first()).cloned();
 
         // Races with other keepers for the nodes (refused creates) are bounded by the wait too,
         // but get at least one ZooKeeper request timeout to settle.
@@ -351,8 +456,8 @@ impl Owners {
         loop {
             let nodes = store.read_nodes(&paths).await?;
             let (dir_nodes, rest) = nodes.split_at(dirs.len());
-            let (id_node, owner_nodes) = rest.split_at(1);
-            let foreign: Vec<(usize, &Node)> = owner_nodes
+            let (id_node, claim_nodes) = rest.split_at(1);
+            let foreign: Vec<(usize, &Node)> = claim_nodes
                 .iter()
                 .enumerate()
                 .filter_map(|(i, node)| node.as_ref().map(|node| (i, node)))
@@ -362,26 +467,28 @@ impl Owners {
                 // Bounded too: a take-over refused again and again ends in the wait below.
                 if Instant::now() < settle_by
                     && self
-                        .take_over_from_gone(
-                            store,
-                            &layout,
-                            &wanted,
-                            &owner_paths,
-                            &foreign,
-                            &mut given_up,
-                        )
+                        .take_over_from_gone(store, &layout, &claims, &foreign, &mut given_up)
                         .await?
                 {
                     continue;
                 }
+                let Some(partition) = claimed(*first) else {
+                    return Err(Error::Internal(format!(
+                        "group {group}: ownership asked for no partition"
+                    )));
+                };
                 let now = Instant::now();
                 if now >= deadline {
                     let owner = describe_owner(store, &layout, node).await;
                     return Err(Error::Owned {
                         group: group.to_string(),
-                        partition: wanted[*first].clone(),
+                        partition,
                         owner,
-                        others: foreign.len() - 1,
+                        others: foreign
+                            .iter()
+                            .filter(|(i, _)| *i < wanted.len())
+                            .count()
+                            .saturating_sub(1),
                         waited: started.elapsed(),
                     });
                 }
@@ -389,8 +496,7 @@ impl Owners {
                     told = true;
                     let owner = describe_owner(store, &layout, node).await;
                     log::warn!(
-                        "group {group}: {} and {} more partition(s) are owned by another instance, {owner}; waiting up to {} ms for it to go",
-                        wanted[*first],
+                        "group {group}: {partition} and {} more partition(s) are owned by another instance, {owner}; waiting up to {} ms for it to go",
                         foreign.len() - 1,
                         deadline.saturating_duration_since(now).as_millis()
                     );
@@ -421,9 +527,9 @@ impl Owners {
                 Some(_) => {}
             }
             ops.extend(
-                owner_paths
+                claims
                     .iter()
-                    .zip(owner_nodes)
+                    .zip(claim_nodes)
                     .filter(|(_, node)| node.is_none())
                     .map(|(path, _)| WriteOp::CreateEphemeral {
                         path: path.clone(),
@@ -471,8 +577,97 @@ impl Owners {
         }
     }
 
-    /// Takes over the partitions among `foreign` (indexes into `wanted` and `owner_paths`, with
-    /// their owner nodes) whose owner registered from this host and whose process is gone
+    /// The first acquisition of this keeper in the group, in one step when nothing stands in
+    /// the way: one multi creates the group's lock and this keeper's registration while the
+    /// `owners/` folders are listed; with no owner node of anyone there, the partitions'
+    /// owner nodes (and missing folders) are queued for [`Owners::send_following`] and `true`
+    /// returned.
+    /// `false` leaves the rest to the careful way, with whatever this created (the lock and
+    /// registration are this keeper's either way).
+    async fn claim_with_lock(
+        &self,
+        store: &ZkStore,
+        layout: &GroupLayout<'_>,
+        topics: &BTreeSet<String>,
+        wanted: &[TopicPartition],
+        owner_paths: &[String],
+        registration: &[u8],
+    ) -> Result<bool> {
+        let group = layout.group;
+        let me = self.identity.thread_id(group);
+        let ops = [
+            WriteOp::CreateEphemeral {
+                path: layout.lock_path(),
+                data: me.clone().into_bytes(),
+            },
+            WriteOp::CreateEphemeral {
+                path: layout.id_path(&self.identity.consumer_id(group)),
+                data: registration.to_vec(),
+            },
+        ];
+        let owners_dir = layout.owners_dir();
+        let topic_dirs: Vec<String> = topics.iter().map(|t| layout.owners_topic_dir(t)).collect();
+        let listed = futures::future::try_join_all(
+            std::iter::once(&owners_dir)
+                .chain(&topic_dirs)
+                .map(|dir| store.children(dir)),
+        );
+        let (created, listed) = futures::try_join!(store.multi(&ops), listed)?;
+        if let Err(refused) = created {
+            log::debug!(
+                "group {group}: ownership in one step refused ({}); looking at the nodes",
+                refused.error
+            );
+            return Ok(false);
+        }
+        let (owners, topic_listings) = listed.split_at(1);
+        if topic_listings
+            .iter()
+            .any(|children| children.as_ref().is_some_and(|c| !c.is_empty()))
+        {
+            // Owner nodes of an owner that takes no lock (Kafka's old consumer, an older
+            // offsetkeeper) or of this keeper's previous session: looked at one by one.
+            return Ok(false);
+        }
+        let mut follow: Vec<WriteOp> = Vec::with_capacity(owner_paths.len() + topics.len() + 1);
+        if owners[0].is_none() {
+            follow.push(WriteOp::Create {
+                path: owners_dir,
+                data: Vec::new(),
+            });
+        }
+        follow.extend(
+            topic_dirs
+                .into_iter()
+                .zip(topic_listings)
+                .filter(|(_, children)| children.is_none())
+                .map(|(path, _)| WriteOp::Create {
+                    path,
+                    data: Vec::new(),
+                }),
+        );
+        follow.extend(owner_paths.iter().map(|path| WriteOp::CreateEphemeral {
+            path: path.clone(),
+            data: me.clone().into_bytes(),
+        }));
+        let Some(session) = store.session_id().await else {
+            return Ok(false);
+        };
+        self.owned()
+            .insert(group.to_string(), wanted.iter().cloned().collect());
+        self.unconfirm(group);
+        self.following().insert(
+            group.to_string(),
+            Following::Queued {
+                session,
+                ops: follow,
+            },
+        );
+        Ok(true)
+    }
+
+    /// Takes over the claims among `foreign` (indexes into `claims`, the owner nodes and the
+    /// group's lock, with their nodes) whose owner registered from this host and whose process is gone
     /// (see [`Identity::gone`]): their owner nodes are deleted, each multi also setting the
     /// dead owner's `ids` node to the version read, so that it applies only while that
     /// registration (and so its session) is still the one read, and nobody else took over
@@ -483,8 +678,7 @@ impl Owners {
         &self,
         store: &ZkStore,
         layout: &GroupLayout<'_>,
-        wanted: &[TopicPartition],
-        owner_paths: &[String],
+        claims: &[String],
         foreign: &[(usize, &Node)],
         given_up: &mut BTreeSet<String>,
     ) -> Result<bool> {
@@ -521,11 +715,11 @@ impl Owners {
                 .map(|(i, node)| {
                     [
                         WriteOp::Check {
-                            path: owner_paths[*i].clone(),
+                            path: claims[*i].clone(),
                             version: node.version,
                         },
                         WriteOp::Delete {
-                            path: owner_paths[*i].clone(),
+                            path: claims[*i].clone(),
                         },
                     ]
                 })
@@ -558,9 +752,9 @@ impl Owners {
                 None => {
                     sent = true;
                     log::warn!(
-                    "group {group}: took over {} partition(s) (first {}) from '{consumer}' (host {host}, pid {pid}, ZooKeeper session 0x{:x}) without waiting for its session to expire: that process is gone from this host ({reason})",
+                    "group {group}: took over {} node(s) (first {}) from '{consumer}' (host {host}, pid {pid}, ZooKeeper session 0x{:x}) without waiting for its session to expire: that process is gone from this host ({reason})",
                     owned.len(),
-                    wanted[owned[0].0],
+                    claims[owned[0].0],
                     registration.ephemeral_owner
                     );
                 }
@@ -589,6 +783,7 @@ impl Owners {
         kept: &[TopicPartition],
     ) {
         let _one_at_a_time = self.acquiring.lock().await;
+        self.finish_following(store, group, store.time_left()).await;
         let layout = GroupLayout {
             base_path: &store.config().base_path,
             group,
@@ -606,6 +801,19 @@ impl Owners {
             ops.push(WriteOp::Delete {
                 path: layout.id_path(&self.identity.consumer_id(group)),
             });
+            // The lock only if this keeper holds it, at the version read.
+            let lock_path = layout.lock_path();
+            if let Ok(mut nodes) = store.read_nodes(std::slice::from_ref(&lock_path)).await {
+                if let Some(Some(lock)) = nodes.pop() {
+                    if lock.data == self.identity.thread_id(group).as_bytes() {
+                        ops.push(WriteOp::Check {
+                            path: lock_path.clone(),
+                            version: lock.version,
+                        });
+                        ops.push(WriteOp::Delete { path: lock_path });
+                    }
+                }
+            }
         }
         if ops.is_empty() {
             return;
@@ -622,7 +830,9 @@ impl Owners {
         }
     }
 
-    /// Deletes of every ownership node this keeper made: owners first, then its ids nodes.
+    /// Deletes of every ownership node this keeper made: owners first, then its ids nodes and
+    /// the groups' locks. Its owner nodes on their way are to be settled first
+    /// ([`Owners::finish_all_following`]).
     pub(crate) fn release_ops(&self, base_path: &str) -> Vec<WriteOp> {
         let owned = self.owned();
         let mut ops = Vec::new();
@@ -634,6 +844,9 @@ impl Owners {
             ops.push(WriteOp::Delete {
                 path: layout.id_path(&self.identity.consumer_id(group)),
             });
+            ops.push(WriteOp::Delete {
+                path: layout.lock_path(),
+            });
         }
         ops
     }
@@ -642,6 +855,11 @@ impl Owners {
     pub(crate) fn forget(&self) {
         self.owned().clear();
         self.confirmed().clear();
+        for (_, following) in self.following().drain() {
+            if let Following::Sent { task, .. } = following {
+                task.abort();
+            }
+        }
     }
 }
 

@@ -174,11 +174,7 @@ fn a_load_and_commit_of_partitions_with_long_names_pass_one_packet() {
     // Ownership past one packet: every partition has its owner node.
     let zk = Zk::new(&cluster);
     for topic in &topics {
-        assert_eq!(
-            zk.children(&format!("/consumers/{group}/owners/{topic}"))
-                .len(),
-            1_250
-        );
+        assert_eq!(zk.owners(&group, topic, 1_250).len(), 1_250);
     }
     // The topics are empty: every offset is 0. Commit 0s (nothing stored yet: creates), then
     // load again and see them.

@@ -167,6 +167,11 @@ fn a_second_instance_is_refused_naming_the_owner_until_the_first_closes() {
             && registration.contains(&format!("\"pid\":{}", std::process::id())),
         "{registration}"
     );
+    // The owner nodes follow the load; the group's lock is there at once.
+    let lock = format!("/consumers/{group}/lock");
+    assert!(zk.is_ephemeral(&lock));
+    assert_eq!(zk.get(&lock), Some(format!("{}-0", ids[0]).into_bytes()));
+    assert_eq!(zk.owners(&group, &topic, 2), ["0", "1"]);
     for p in 0..2 {
         let owner = format!("/consumers/{group}/owners/{topic}/{p}");
         assert!(zk.is_ephemeral(&owner));
@@ -217,9 +222,59 @@ fn a_second_instance_is_refused_naming_the_owner_until_the_first_closes() {
         .contains(&ids[0]));
     drop(waiting);
     assert!(zk.children(&format!("/consumers/{group}/ids")).is_empty());
+    assert_eq!(zk.get(&lock), None);
     assert!(zk
         .children(&format!("/consumers/{group}/owners/{topic}"))
         .is_empty());
+}
+
+#[test]
+fn the_group_lock_refuses_a_second_instance_whatever_topics_it_loads() {
+    let cluster = cluster();
+    let zk = Zk::new(&cluster);
+    let (orders, payments) = (topic_with(&cluster, 1, 10), topic_with(&cluster, 1, 10));
+    let group = unique("g");
+    let first = support::keeper(&cluster);
+    first.load(&group, std::slice::from_ref(&orders)).unwrap();
+    let err = impatient(&cluster)
+        .load(&group, std::slice::from_ref(&payments))
+        .unwrap_err();
+    let Error::Owned { owner, .. } = &err else {
+        panic!("expected Owned, got {err:?}");
+    };
+    let ids = zk.children(&format!("/consumers/{group}/ids"));
+    assert_eq!(
+        ids.len(),
+        1,
+        "nothing of the second instance stays: {ids:?}"
+    );
+    assert!(owner.contains(&ids[0]), "{err}");
+    assert!(zk
+        .children(&format!("/consumers/{group}/owners/{payments}"))
+        .is_empty());
+}
+
+#[test]
+fn a_commit_writes_nothing_when_the_loads_owner_nodes_could_not_be_created() {
+    let cluster = cluster();
+    let zk = Zk::new(&cluster);
+    let topic = topic_with(&cluster, 2, 10);
+    let group = unique("g");
+    // The lock and the registration can be created; the topic's owner nodes cannot.
+    zk.put(&format!("/consumers/{group}/ids"), b"");
+    let owners = format!("/consumers/{group}/owners/{topic}");
+    zk.put(&owners, b"");
+    zk.make_read_only(&owners);
+    let keeper = support::keeper(&cluster);
+    // The lock decides; the owner nodes follow the load, and fail.
+    keeper.load(&group, std::slice::from_ref(&topic)).unwrap();
+    let err = keeper.commit(&group, &batch(&topic, &[5, 5])).unwrap_err();
+    assert!(
+        matches!(err, Error::ZooKeeper { .. }) && err.to_string().contains(&owners),
+        "{err:?}"
+    );
+    assert_eq!(stored(&zk, &group, &topic, 0), None);
+    assert_eq!(stored(&zk, &group, &topic, 1), None);
 }
 
 #[test]

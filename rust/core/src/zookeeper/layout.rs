@@ -68,6 +68,12 @@ impl GroupLayout<'_> {
         format!("{}/{}/ids/{consumer_id}", self.base_path, self.group)
     }
 
+    /// `<base>/<group>/lock`: the ephemeral node whose creator is the group's one running
+    /// instance (offsetkeeper's own; Kafka's tools ignore it).
+    pub fn lock_path(&self) -> String {
+        format!("{}/{}/lock", self.base_path, self.group)
+    }
+
     /// `<base>/<group>/owners`
     pub fn owners_dir(&self) -> String {
         format!("{}/{}/owners", self.base_path, self.group)

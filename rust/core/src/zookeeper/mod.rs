@@ -478,6 +478,45 @@ impl ZkStore {
         done
     }
 
+    /// Sends the operations on the current session in the background, in as many multi
+    /// requests as their size needs, each within the request timeout, stopping at the first
+    /// refused one. Never opens a session: what it writes belongs to this one. Returns the
+    /// session's id and the task (its error says what failed), or `None` when no session is
+    /// open. Must be called on the engine's runtime.
+    pub async fn spawn_multi_chunked(
+        &self,
+        ops: Vec<WriteOp>,
+    ) -> Option<(
+        i64,
+        tokio::task::JoinHandle<std::result::Result<(), String>>,
+    )> {
+        let client = match self.session.lock().await.as_ref() {
+            Some(client) if !client.state().is_terminated() => client.clone(),
+            _ => return None,
+        };
+        let session = client.session_id().0;
+        let security = self.config.security.clone();
+        let timeout = self.config.request_timeout;
+        let task = tokio::spawn(async move {
+            for chunk in request_chunks(&ops) {
+                let sent = Self::send_multi(&client, security.acls(), chunk);
+                match tokio::time::timeout(timeout, sent).await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(zk::MultiWriteError::OperationFailed { index, source })) => {
+                        let path = chunk.get(index).map_or("/", WriteOp::path);
+                        return Err(format!("ZooKeeper refused {path}: {source}"));
+                    }
+                    Ok(Err(zk::MultiWriteError::RequestFailed { source })) => {
+                        return Err(source.to_string())
+                    }
+                    Err(_) => return Err(format!("no answer within {} ms", timeout.as_millis())),
+                }
+            }
+            Ok(())
+        });
+        Some((session, task))
+    }
+
     /// Opens the session now if none is open, so that it is ready for the next call.
     pub async fn connect(&self) -> Result<()> {
         self.client().await.map(drop)

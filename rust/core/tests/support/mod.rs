@@ -596,6 +596,25 @@ impl Zk {
         }
     }
 
+    /// The owner nodes of a topic in a group, sorted, once there are `count` of them: a load's
+    /// owner nodes follow it in the background. Panics after 10 s with what is there.
+    pub fn owners(&self, group: &str, topic: &str, count: usize) -> Vec<String> {
+        let dir = format!("/consumers/{group}/owners/{topic}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let children = self.children(&dir);
+            if children.len() == count {
+                return children;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{dir}: {} owner node(s) after 10 s, expected {count}: {children:?}",
+                children.len()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Whether the node exists and is ephemeral.
     pub fn is_ephemeral(&self, path: &str) -> bool {
         match RUNTIME.block_on(self.client.check_stat(path)) {
