@@ -415,18 +415,16 @@ impl OffsetKeeper {
             base_path: &self.store.config().base_path,
             group,
         };
-        // The partitions' nodes, then the topics' folders, in one read.
+        // The partitions' nodes, then the topics' folders, with the folders' children (for
+        // stale partitions), in one read.
+        let dirs: Vec<String> = topics.iter().map(|topic| layout.topic_dir(topic)).collect();
         let paths: Vec<String> = partitions
             .iter()
             .map(|tp| layout.offset_path(&tp.topic, tp.partition))
-            .chain(topics.iter().map(|topic| layout.topic_dir(topic)))
+            .chain(dirs.iter().cloned())
             .collect();
         let read = || async {
-            let dirs = &paths[partitions.len()..];
-            let (nodes, listed) = futures::try_join!(
-                self.store.read_nodes(&paths),
-                futures::future::try_join_all(dirs.iter().map(|dir| self.store.children(dir)))
-            )?;
+            let (nodes, listed) = self.store.read_nodes_and_children(&paths, &dirs).await?;
             let existing: HashSet<&TopicPartition> = partitions.iter().collect();
             let mut stale = Vec::new();
             for (topic, children) in topics.iter().zip(listed) {

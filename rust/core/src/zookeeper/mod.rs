@@ -32,7 +32,7 @@ const PATH_VERSION_OP_BYTES: usize = 9 + 4 + 4;
 /// A read of a multi-read: the path and the watch flag. Its answer (the data and a 68-byte
 /// stat) may be larger than the request, and past 1 MB: the server sends it whole (the limit
 /// is the reading client's, and this client has none).
-const GET_DATA_OP_BYTES: usize = 9 + 4 + 1;
+const READ_OP_BYTES: usize = 9 + 4 + 1;
 
 tokio::task_local! {
     /// When the ZooKeeper work of the current call must be over; see [`ZkStore::bounded`].
@@ -181,6 +181,33 @@ impl Node {
     }
 }
 
+/// One read of a multi-read (or of a pipelined read, before ZooKeeper 3.6).
+enum Read<'a> {
+    Data(&'a str),
+    Children(&'a str),
+}
+
+impl Read<'_> {
+    fn path(&self) -> &str {
+        match self {
+            Read::Data(path) | Read::Children(path) => path,
+        }
+    }
+
+    /// The answer when the node is not there.
+    fn absent(&self) -> Answer {
+        match self {
+            Read::Data(_) => Answer::Node(None),
+            Read::Children(_) => Answer::Children(None),
+        }
+    }
+}
+
+enum Answer {
+    Node(Option<Node>),
+    Children(Option<Vec<String>>),
+}
+
 /// What one operation of a successful multi did: the new version of a node written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
@@ -286,14 +313,36 @@ impl ZkStore {
     /// Reads many znodes with their versions; `None` where a node does not exist. Results
     /// follow `paths`' order.
     pub async fn read_nodes(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
-        let mut values = Vec::with_capacity(paths.len());
-        for chunk in chunks_by_size(paths, |path| path.len() + GET_DATA_OP_BYTES) {
-            values.extend(self.read_chunk(chunk).await?);
-        }
-        Ok(values)
+        Ok(self.read_nodes_and_children(paths, &[]).await?.0)
     }
 
-    async fn read_chunk(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
+    /// Reads many znodes and lists the children of many folders (`None` where a node or folder
+    /// does not exist), in one multi-read where the server has them, so that a listing costs
+    /// no request of its own. Results follow `paths`' and `dirs`' order.
+    pub async fn read_nodes_and_children(
+        &self,
+        paths: &[String],
+        dirs: &[String],
+    ) -> Result<(Vec<Option<Node>>, Vec<Option<Vec<String>>>)> {
+        let reads: Vec<Read<'_>> = paths
+            .iter()
+            .map(|path| Read::Data(path))
+            .chain(dirs.iter().map(|dir| Read::Children(dir)))
+            .collect();
+        let mut nodes = Vec::with_capacity(paths.len());
+        let mut listings = Vec::with_capacity(dirs.len());
+        for chunk in chunks_by_size(&reads, |read| read.path().len() + READ_OP_BYTES) {
+            for answer in self.read_chunk(chunk).await? {
+                match answer {
+                    Answer::Node(node) => nodes.push(node),
+                    Answer::Children(children) => listings.push(children),
+                }
+            }
+        }
+        Ok((nodes, listings))
+    }
+
+    async fn read_chunk(&self, reads: &[Read<'_>]) -> Result<Vec<Answer>> {
         // The session's version is known once it is open. A server before 3.6 closes the
         // connection on a multi-read, so it is never sent one.
         self.client().await?;
@@ -302,55 +351,79 @@ impl ZkStore {
                 .server_version()
                 .is_some_and(|learned| learned.version.has_multi_read());
         if multi_read {
-            self.multi_read(paths).await
+            self.multi_read(reads).await
         } else {
-            self.pipelined_read(paths).await
+            self.pipelined_read(reads).await
         }
     }
 
-    async fn multi_read(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
-        let first = paths.first().map(String::as_str).unwrap_or("/");
+    async fn multi_read(&self, reads: &[Read<'_>]) -> Result<Vec<Answer>> {
+        let first = reads.first().map_or("/", Read::path);
         let results = self
             .call("multi-read", first, |client| async move {
                 let mut reader = client.new_multi_reader();
-                for path in paths {
-                    reader.add_get_data(path)?;
+                for read in reads {
+                    match read {
+                        Read::Data(path) => reader.add_get_data(path)?,
+                        Read::Children(path) => reader.add_get_children(path)?,
+                    }
                 }
                 reader.commit().await
             })
             .await?;
         results
             .into_iter()
-            .zip(paths)
-            .map(|(result, path)| match result {
-                zk::MultiReadResult::Data { data, stat } => Ok(Some(Node::from_stat(data, &stat))),
-                zk::MultiReadResult::Error {
-                    err: zk::Error::NoNode,
-                } => Ok(None),
-                zk::MultiReadResult::Error { err } => Err(zk_error("read", path, err)),
+            .zip(reads)
+            .map(|(result, read)| match (result, read) {
+                (zk::MultiReadResult::Data { data, stat }, Read::Data(_)) => {
+                    Ok(Answer::Node(Some(Node::from_stat(data, &stat))))
+                }
+                (zk::MultiReadResult::Children { children }, Read::Children(_)) => {
+                    Ok(Answer::Children(Some(children)))
+                }
+                (
+                    zk::MultiReadResult::Error {
+                        err: zk::Error::NoNode,
+                    },
+                    read,
+                ) => Ok(read.absent()),
+                (zk::MultiReadResult::Error { err }, read) => {
+                    Err(zk_error("read", read.path(), err))
+                }
                 // An answer of another kind than asked: the server's, not a bug here.
-                other => Err(zk_error(
+                (other, read) => Err(zk_error(
                     "read",
-                    path,
+                    read.path(),
                     zk::Error::UnexpectedError(format!("multi-read answered {other:?}")),
                 )),
             })
             .collect()
     }
 
-    async fn pipelined_read(&self, paths: &[String]) -> Result<Vec<Option<Node>>> {
-        let first = paths.first().map(String::as_str).unwrap_or("/");
+    async fn pipelined_read(&self, reads: &[Read<'_>]) -> Result<Vec<Answer>> {
+        let first = reads.first().map_or("/", Read::path);
         self.call("pipelined read", first, |client| async move {
-            let replies =
-                futures::future::join_all(paths.iter().map(|path| client.get_data(path))).await;
-            replies
-                .into_iter()
-                .map(|reply| match reply {
-                    Ok((data, stat)) => Ok(Some(Node::from_stat(data, &stat))),
-                    Err(zk::Error::NoNode) => Ok(None),
-                    Err(err) => Err(err),
-                })
-                .collect()
+            let replies = futures::future::join_all(reads.iter().map(|read| {
+                let client = &client;
+                async move {
+                    let answer = match read {
+                        Read::Data(path) => client
+                            .get_data(path)
+                            .await
+                            .map(|(data, stat)| Answer::Node(Some(Node::from_stat(data, &stat)))),
+                        Read::Children(path) => client
+                            .list_children(path)
+                            .await
+                            .map(|children| Answer::Children(Some(children))),
+                    };
+                    match answer {
+                        Err(zk::Error::NoNode) => Ok(read.absent()),
+                        other => other,
+                    }
+                }
+            }))
+            .await;
+            replies.into_iter().collect()
         })
         .await
     }
