@@ -148,7 +148,7 @@ start_zk() {
   load_ports
   ! pid_of zk >/dev/null || die "ZooKeeper of $DIR is already running"
   read_classpath "$ZK_CLASSPATH_FILE"
-  launch zk 256m -Dzookeeper.jmx.log4j.disable=true \
+  launch zk 1g -Dzookeeper.jmx.log4j.disable=true \
     org.apache.zookeeper.server.ZooKeeperServerMain "$DIR/zk/zoo.cfg"
   wait_for zk "ruok answer on 127.0.0.1:$ZK_PORT" zk-ok "127.0.0.1:$ZK_PORT"
   log "ZooKeeper up on 127.0.0.1:$ZK_PORT"

@@ -55,6 +55,9 @@ public final class Bench {
         int[] sizes = Arrays.stream(prop("sizes", "10,100,1000,5000").split(","))
                 .mapToInt(s -> Integer.parseInt(s.trim())).toArray();
         int runs = Integer.parseInt(prop("runs", "7"));
+        // Sizes up to 100 take milliseconds a round, and their medians need more rounds to
+        // settle on a shared machine (7 rounds moved a P=10 median 2x between runs).
+        int smallRuns = Integer.parseInt(prop("smallRuns", "21"));
         int warmup = Integer.parseInt(prop("warmup", "1"));
         int soakCycles = Integer.parseInt(prop("soak.cycles", "10000"));
         int soakSize = Integer.parseInt(prop("soak.size", "100"));
@@ -109,7 +112,8 @@ public final class Bench {
                 c.open(w);
             }
             long t0 = System.nanoTime();
-            for (int round = 0; round < warmup + runs; round++) {
+            int sizeRuns = size <= 100 ? Math.max(runs, smallRuns) : runs;
+            for (int round = 0; round < warmup + sizeRuns; round++) {
                 boolean measured = round >= warmup;
                 long base = 1_000 + 2L * round + 1;
                 Map<TopicPartition, Long> all = w.allAt(base);
@@ -147,7 +151,7 @@ public final class Bench {
                 c.close();
             }
             System.out.printf("P=%d: %d warm-up + %d measured rounds in %.1f s%n", size, warmup,
-                    runs, (System.nanoTime() - t0) / 1e9);
+                    sizeRuns, (System.nanoTime() - t0) / 1e9);
             System.out.print(Report.table(results, new int[] {size}));
         }
 
@@ -163,7 +167,7 @@ public final class Bench {
 
         Machine after = Machine.now();
         double minutes = (System.nanoTime() - started) / 60e9;
-        String json = Report.json(machine, after, sizes, runs, warmup, results, jni, soak, minutes);
+        String json = Report.json(machine, after, sizes, runs, smallRuns, warmup, results, jni, soak, minutes);
         Files.write(new File(out, "results.json").toPath(), json.getBytes(StandardCharsets.UTF_8));
         Chart.draw(results, sizes, new File(out, "chart.png"));
         String table = Report.table(results, sizes) + Report.jniAndSoak(jni, soak)
@@ -172,8 +176,8 @@ public final class Bench {
         System.out.println();
         System.out.printf("Machine: %d cores, %s; load average before %s, after %s (shared, noisy)%n",
                 machine.cores, machine.cpu, machine.loadAverage, after.loadAverage);
-        System.out.printf("Medians of %d runs after %d warm-up round(s), milliseconds; total %.1f min%n",
-                runs, warmup, minutes);
+        System.out.printf("Medians of %d runs (%d at P <= 100) after %d warm-up round(s), milliseconds; total %.1f min%n",
+                runs, Math.max(runs, smallRuns), warmup, minutes);
         System.out.print(table);
         System.out.println("Wrote " + new File(out, "results.json") + ", " + new File(out, "chart.png")
                 + ", " + new File(out, "table.txt"));

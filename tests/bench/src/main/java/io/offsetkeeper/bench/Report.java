@@ -119,7 +119,7 @@ final class Report {
                 what, Bench.fmt(value)));
     }
 
-    static String json(Bench.Machine before, Bench.Machine after, int[] sizes, int runs, int warmup,
+    static String json(Bench.Machine before, Bench.Machine after, int[] sizes, int runs, int smallRuns, int warmup,
             Results r, Map<String, Double> jni, String soak, double minutes) {
         StringBuilder b = new StringBuilder("{\n");
         b.append(String.format(Locale.ROOT,
@@ -127,7 +127,8 @@ final class Report {
                         + "\"loadAverageAfter\": \"%s\", \"shared\": true},%n",
                 before.cores, before.cpu.replace("\"", "'"), before.loadAverage, after.loadAverage));
         b.append(String.format(Locale.ROOT,
-                "  \"runs\": %d, \"warmupRounds\": %d, \"minutes\": %.2f, \"unit\": \"ms\",%n", runs, warmup, minutes));
+                "  \"runs\": %d, \"runsAtSmallSizes\": %d, \"warmupRounds\": %d, \"minutes\": %.2f, \"unit\": \"ms\",%n",
+                runs, Math.max(runs, smallRuns), warmup, minutes));
         b.append("  \"results\": [\n");
         boolean first = true;
         for (int size : sizes) {
