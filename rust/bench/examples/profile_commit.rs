@@ -21,7 +21,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.ownership.enabled = std::env::var("OWNERSHIP").is_ok_and(|v| v == "1");
     let keeper = OffsetKeeper::open(config)?;
     let loaded = keeper.load(group, &topics)?;
-    let base = loaded.offsets().map(|(_, offset)| offset).max().unwrap_or(0) + 1;
+    let base = loaded
+        .offsets()
+        .map(|(_, offset)| offset)
+        .max()
+        .unwrap_or(0)
+        + 1;
     let partitions: Vec<_> = loaded.offsets().map(|(tp, _)| tp.clone()).collect();
     eprintln!("{} partitions", partitions.len());
     let mut times = Vec::with_capacity(rounds);
