@@ -7,19 +7,16 @@
 
 use std::time::Instant;
 
-use offsetkeeper::{KafkaSettings, KeeperConfig, OffsetKeeper, ZkConfig};
+mod driver;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let [_, zk, bootstrap, group, topics, rounds] = &args[..] else {
-        return Err("usage: profile_commit ZK BOOTSTRAP GROUP TOPIC,TOPIC,... ROUNDS".into());
-    };
-    let topics: Vec<String> = topics.split(',').map(String::from).collect();
-    let rounds: usize = rounds.parse()?;
-    let settings = KafkaSettings::from_params([("bootstrap.servers", bootstrap.as_str())])?;
-    let mut config = KeeperConfig::new(ZkConfig::new(zk.clone()), settings);
-    config.ownership.enabled = std::env::var("OWNERSHIP").is_ok_and(|v| v == "1");
-    let keeper = OffsetKeeper::open(config)?;
+    let driver::Driver {
+        keeper,
+        group,
+        topics,
+        rounds,
+    } = driver::open("profile_commit")?;
+    let group = group.as_str();
     let loaded = keeper.load(group, &topics)?;
     let base = loaded
         .offsets()
