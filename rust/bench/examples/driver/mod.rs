@@ -23,6 +23,8 @@ pub fn open(name: &str) -> Result<Driver, Box<dyn std::error::Error>> {
         keeper: OffsetKeeper::open(config)?,
         group: group.clone(),
         topics: topics.split(',').map(String::from).collect(),
-        rounds: rounds.parse()?,
+        rounds: rounds.parse().map_err(|_| {
+            format!("ROUNDS '{rounds}' is not a whole number of rounds (0 or more)")
+        })?,
     })
 }
