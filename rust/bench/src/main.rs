@@ -242,7 +242,11 @@ async fn list(
         .await
         .map_err(|e| format!("list offsets: {e}"))?;
     let listed = protocol::parse_list_offsets(answer);
-    Ok(listed.iter().filter(|l| l.error == 0).count())
+    Ok(listed
+        .iter()
+        .flat_map(|topic| &topic.partitions)
+        .filter(|l| l.error == 0)
+        .count())
 }
 
 fn topic_counts(spec: &str) -> Result<Vec<(String, i32)>> {

@@ -148,7 +148,11 @@ impl OffsetKeeper {
                             ids.iter().map(move |id| TopicPartition::new(topic, *id))
                         })
                         .collect();
-                    let ranges = brokers.ranges(&partitions).await?;
+                    let ranges: HashMap<TopicPartition, PartitionRange> = partitions
+                        .iter()
+                        .cloned()
+                        .zip(brokers.ranges(&partitions).await?)
+                        .collect();
                     let ids: HashMap<String, Option<String>> = known
                         .into_iter()
                         .map(|(topic, (_, id))| (topic, id))

@@ -511,7 +511,7 @@ impl OffsetKeeper {
             }
             Ok((nodes, stale))
         });
-        let ((nodes, stale), mut ranges) = futures::try_join!(stored, brokers.ranges(&partitions))?;
+        let ((nodes, stale), ranges) = futures::try_join!(stored, brokers.ranges(&partitions))?;
         let (leaves, folders) = nodes.split_at(partitions.len());
         let recreated: HashMap<String, Recreated> = topics
             .iter()
@@ -526,19 +526,15 @@ impl OffsetKeeper {
         let partitions = partitions
             .into_iter()
             .zip(leaves)
-            .map(|(partition, node)| {
-                let range = ranges.remove(&partition).ok_or_else(|| {
-                    Error::Internal(format!("no offset range returned for {partition}"))
-                })?;
-                Ok(Inspected {
-                    stored: node
-                        .as_ref()
-                        .map_or(Stored::Missing, |node| Stored::parse(&node.data)),
-                    partition,
-                    range,
-                })
+            .zip(ranges)
+            .map(|((partition, node), range)| Inspected {
+                stored: node
+                    .as_ref()
+                    .map_or(Stored::Missing, |node| Stored::parse(&node.data)),
+                partition,
+                range,
             })
-            .collect::<Result<Vec<Inspected>>>()?;
+            .collect();
         Ok(Inspection {
             partitions,
             recreated,

@@ -30,7 +30,7 @@ use protocol::{
     Metadata, API_LIST_OFFSETS, API_METADATA, EARLIEST, LATEST, LIST_OFFSETS_VERSIONS,
     METADATA_VERSIONS,
 };
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use security::KafkaSecurity;
 
 /// Connections per broker: the earliest and the latest side of a load are asked at once, and
@@ -73,7 +73,8 @@ pub struct Brokers {
 #[derive(Default)]
 struct ClusterView {
     addresses: HashMap<i32, String>,
-    leaders: FxHashMap<TopicPartition, i32>,
+    /// Each topic's leader ids by partition number (-1: none known).
+    leaders: FxHashMap<String, Vec<i32>>,
     /// The broker that answered the last Metadata request: asked first next time.
     metadata_broker: Option<String>,
 }
@@ -330,15 +331,12 @@ impl Brokers {
 
     /// Earliest and latest offsets of the partitions: per side, one ListOffsets request per
     /// leader, both sides at once.
-    pub async fn ranges(
-        &self,
-        partitions: &[TopicPartition],
-    ) -> Result<FxHashMap<TopicPartition, PartitionRange>> {
+    pub async fn ranges(&self, partitions: &[TopicPartition]) -> Result<Vec<PartitionRange>> {
         if partitions.is_empty() {
-            return Ok(FxHashMap::default());
+            return Ok(Vec::new());
         }
         let attempt = Attempt::new(self.timeout);
-        let (earliest, mut latest) = self
+        let (earliest, latest) = self
             .bounded("list offsets", &attempt, async {
                 futures::try_join!(
                     self.list_offsets(&attempt, partitions, EARLIEST, 0),
@@ -346,15 +344,11 @@ impl Brokers {
                 )
             })
             .await?;
-        earliest
+        Ok(earliest
             .into_iter()
-            .map(|(tp, earliest)| {
-                let latest = latest.remove(&tp).ok_or_else(|| {
-                    Error::Internal(format!("no latest offset returned for {tp}"))
-                })?;
-                Ok((tp, PartitionRange { earliest, latest }))
-            })
-            .collect()
+            .zip(latest)
+            .map(|(earliest, latest)| PartitionRange { earliest, latest })
+            .collect())
     }
 
     /// For each partition, the earliest offset whose record timestamp is at or after
@@ -381,49 +375,56 @@ impl Brokers {
                 self.list_offsets(&attempt, partitions, timestamp_ms, 0),
             )
             .await?;
-        Ok(found
-            .into_iter()
+        Ok(partitions
+            .iter()
+            .cloned()
+            .zip(found)
             .map(|(tp, offset)| (tp, (offset >= 0).then_some(offset)))
             .collect())
     }
 
     /// ListOffsets at `timestamp` for every partition, asking each partition's leader; sent
     /// again after fresh metadata for partitions whose leadership moved, until the deadline.
+    /// The offsets follow `partitions`' order.
     async fn list_offsets(
         &self,
         attempt: &Attempt,
         partitions: &[TopicPartition],
         timestamp: i64,
         lane: usize,
-    ) -> Result<FxHashMap<TopicPartition, i64>> {
+    ) -> Result<Vec<i64>> {
         const OPERATION: &str = "list offsets";
-        let mut answers = FxHashMap::default();
-        answers.reserve(partitions.len());
-        let mut pending: Vec<&TopicPartition> = partitions.iter().collect();
+        let mut answers: Vec<Option<i64>> = vec![None; partitions.len()];
+        // Indices into `partitions` still to answer, in order.
+        let mut pending: Vec<usize> = (0..partitions.len()).collect();
         loop {
-            let mut by_leader: HashMap<String, Vec<&TopicPartition>> = HashMap::new();
+            // Each leader's address and its partitions' indices, in order.
+            let mut by_leader: Vec<(String, Vec<usize>)> = Vec::new();
             let mut again = Vec::new();
             let mut cause = None;
             {
                 let view = self.view();
-                for tp in pending {
-                    match view.leader_address(tp) {
-                        Some(address) => by_leader.entry(address.to_string()).or_default().push(tp),
+                let leaders = view.leaders_of(pending.iter().map(|i| &partitions[*i]));
+                let mut slot_of: FxHashMap<i32, usize> = FxHashMap::default();
+                for (index, leader) in pending.iter().copied().zip(leaders) {
+                    let address = leader.and_then(|id| view.addresses.get(&id).map(|a| (id, a)));
+                    match address {
+                        Some((id, address)) => {
+                            let slot = *slot_of.entry(id).or_insert_with(|| {
+                                by_leader.push((address.clone(), Vec::new()));
+                                by_leader.len() - 1
+                            });
+                            by_leader[slot].1.push(index);
+                        }
                         None => {
-                            cause = Some(format!("{tp} has no leader"));
-                            again.push(tp);
+                            cause = Some(format!("{} has no leader", partitions[index]));
+                            again.push(index);
                         }
                     }
                 }
             }
-            let calls = by_leader.iter().map(|(address, tps)| async move {
-                let mut topics: Vec<(&str, Vec<i32>)> = Vec::new();
-                for tp in tps {
-                    match topics.last_mut() {
-                        Some((topic, ids)) if *topic == tp.topic => ids.push(tp.partition),
-                        _ => topics.push((&tp.topic, vec![tp.partition])),
-                    }
-                }
+            let calls = by_leader.iter().map(|(address, indices)| async move {
+                let topics = request_topics(partitions, indices);
                 let read_committed = self.read_committed;
                 let timeout_ms =
                     i32::try_from(self.request_timeout.as_millis()).unwrap_or(i32::MAX);
@@ -447,7 +448,7 @@ impl Brokers {
                 .await
             });
             let answered = futures::future::join_all(calls).await;
-            for ((address, tps), answer) in by_leader.iter().zip(answered) {
+            for ((address, indices), answer) in by_leader.iter().zip(answered) {
                 let listed = match answer {
                     Ok(answer) => protocol::parse_list_offsets(answer),
                     Err(
@@ -457,39 +458,60 @@ impl Brokers {
                     ) => return Err(self.failed(OPERATION, &format!("broker {address}: {err}"))),
                     Err(err) => {
                         cause = Some(format!("broker {address}: {err}"));
-                        again.extend(tps);
+                        again.extend(indices);
                         continue;
                     }
                 };
-                let asked: FxHashSet<&TopicPartition> = tps.iter().copied().collect();
-                let before = answers.len();
-                for entry in listed {
-                    let tp = TopicPartition::new(entry.topic, entry.partition);
-                    if !asked.contains(&tp) {
+                let index_of = AnswerIndex::new(partitions, indices);
+                for (topic, position, entry) in listed.iter().enumerate().flat_map(|(t, topic)| {
+                    topic
+                        .partitions
+                        .iter()
+                        .enumerate()
+                        .map(move |(p, entry)| (topic, (t, p), entry))
+                }) {
+                    // An answer for a partition not asked of this broker is ignored.
+                    let Some(index) = index_of.find(&topic.name, entry.partition, position) else {
                         continue;
-                    }
+                    };
                     match entry.error {
-                        0 => {
-                            answers.insert(tp, entry.offset);
-                        }
+                        0 => answers[index] = Some(entry.offset),
                         code if protocol::is_retriable(code) => {
-                            cause = Some(format!("{tp}: {}", protocol::error_name(code)));
+                            cause = Some(format!(
+                                "{}: {}",
+                                partitions[index],
+                                protocol::error_name(code)
+                            ));
                         }
-                        code => return Err(self.refused(OPERATION, &tp.to_string(), code)),
+                        code => {
+                            return Err(self.refused(
+                                OPERATION,
+                                &partitions[index].to_string(),
+                                code,
+                            ))
+                        }
                     }
                 }
-                if answers.len() - before < tps.len() {
-                    again.extend(tps.iter().filter(|tp| !answers.contains_key(**tp)));
-                }
+                again.extend(indices.iter().filter(|i| answers[**i].is_none()));
             }
             if again.is_empty() {
-                return Ok(answers);
+                return answers
+                    .into_iter()
+                    .zip(partitions)
+                    .map(|(answer, tp)| {
+                        answer
+                            .ok_or_else(|| Error::Internal(format!("no offset returned for {tp}")))
+                    })
+                    .collect();
             }
-            let cause = cause.unwrap_or_else(|| format!("{} went unanswered", again[0]));
+            again.sort_unstable();
+            again.dedup();
+            let cause =
+                cause.unwrap_or_else(|| format!("{} went unanswered", partitions[again[0]]));
             self.pause(attempt, OPERATION, Retriable(cause)).await?;
             let topics: Vec<String> = again
                 .iter()
-                .map(|tp| tp.topic.clone())
+                .map(|i| partitions[*i].topic.clone())
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
@@ -709,20 +731,111 @@ impl ClusterView {
                 .insert(broker.node_id, address(&broker.host, broker.port));
         }
         for topic in &metadata.topics {
+            let leaders = self.leaders.entry(topic.name.clone()).or_default();
             for partition in &topic.partitions {
-                let tp = TopicPartition::new(&topic.name, partition.partition);
-                if partition.leader >= 0 {
-                    self.leaders.insert(tp, partition.leader);
-                } else {
-                    self.leaders.remove(&tp);
+                let Ok(number) = usize::try_from(partition.partition) else {
+                    continue;
+                };
+                if leaders.len() <= number {
+                    leaders.resize(number + 1, -1);
                 }
+                leaders[number] = partition.leader.max(-1);
             }
         }
     }
 
-    fn leader_address(&self, tp: &TopicPartition) -> Option<&str> {
-        let leader = self.leaders.get(tp)?;
-        self.addresses.get(leader).map(String::as_str)
+    /// The leader of each partition (`None`: none known), looking each topic up once per run of
+    /// its partitions.
+    fn leaders_of<'p>(
+        &self,
+        partitions: impl Iterator<Item = &'p TopicPartition>,
+    ) -> Vec<Option<i32>> {
+        let mut last: Option<(&str, Option<&Vec<i32>>)> = None;
+        partitions
+            .map(|tp| {
+                let leaders = match last {
+                    Some((topic, leaders)) if topic == tp.topic => leaders,
+                    _ => {
+                        let leaders = self.leaders.get(&tp.topic);
+                        last = Some((&tp.topic, leaders));
+                        leaders
+                    }
+                };
+                let number = usize::try_from(tp.partition).ok()?;
+                leaders?.get(number).copied().filter(|id| *id >= 0)
+            })
+            .collect()
+    }
+}
+
+/// The topics and partition numbers of a request for the partitions at `indices` (in order;
+/// a topic's partitions are next to each other).
+fn request_topics<'p>(
+    partitions: &'p [TopicPartition],
+    indices: &[usize],
+) -> Vec<(&'p str, Vec<i32>)> {
+    let mut topics: Vec<(&str, Vec<i32>)> = Vec::new();
+    for tp in indices.iter().map(|i| &partitions[*i]) {
+        match topics.last_mut() {
+            Some((topic, numbers)) if *topic == tp.topic => numbers.push(tp.partition),
+            _ => topics.push((&tp.topic, vec![tp.partition])),
+        }
+    }
+    topics
+}
+
+/// Finds which asked partition an answer's entry is. Brokers answer in the order asked, so an
+/// entry is first looked for at its own position; a map of every asked partition is built
+/// only for an answer in another order.
+struct AnswerIndex<'p> {
+    /// Per request topic: its name and the indices into `partitions` of its partitions.
+    asked: Vec<(&'p str, Vec<usize>)>,
+    partitions: &'p [TopicPartition],
+    by_name: std::cell::OnceCell<FxHashMap<(&'p str, i32), usize>>,
+}
+
+impl<'p> AnswerIndex<'p> {
+    fn new(partitions: &'p [TopicPartition], indices: &[usize]) -> AnswerIndex<'p> {
+        let mut asked: Vec<(&str, Vec<usize>)> = Vec::new();
+        for index in indices {
+            let tp = &partitions[*index];
+            match asked.last_mut() {
+                Some((topic, of_topic)) if *topic == tp.topic => of_topic.push(*index),
+                _ => asked.push((&tp.topic, vec![*index])),
+            }
+        }
+        AnswerIndex {
+            asked,
+            partitions,
+            by_name: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The index of `topic`'s `partition`, answered at `position` (topic, partition) of the
+    /// answer; `None` when it was not asked.
+    fn find(&self, topic: &str, partition: i32, (t, p): (usize, usize)) -> Option<usize> {
+        let in_place = self
+            .asked
+            .get(t)
+            .filter(|(name, _)| *name == topic)
+            .and_then(|(_, of_topic)| of_topic.get(p))
+            .filter(|index| self.partitions[**index].partition == partition);
+        if let Some(index) = in_place {
+            return Some(*index);
+        }
+        self.by_name
+            .get_or_init(|| {
+                self.asked
+                    .iter()
+                    .flat_map(|(name, of_topic)| {
+                        of_topic
+                            .iter()
+                            .map(move |i| ((*name, self.partitions[*i].partition), *i))
+                    })
+                    .collect()
+            })
+            .get(&(topic, partition))
+            .copied()
     }
 }
 
@@ -875,6 +988,44 @@ mod tests {
             // not at the deadline.
             assert!(err.contains("last cause: broker 127.0.0.1:"), "{err}");
         });
+    }
+
+    #[test]
+    fn answers_are_matched_to_what_was_asked_in_any_order() {
+        let partitions: Vec<TopicPartition> = [("a", 0), ("a", 1), ("b", 7), ("a", 2)]
+            .iter()
+            .map(|(t, p)| TopicPartition::new(*t, *p))
+            .collect();
+        // Asked of this broker: a-0, a-1 and b-7 (indices 0, 1, 2), not a-2.
+        let asked = [0, 1, 2];
+        assert_eq!(
+            request_topics(&partitions, &asked),
+            vec![("a", vec![0, 1]), ("b", vec![7])]
+        );
+        let index = AnswerIndex::new(&partitions, &asked);
+        // In the order asked.
+        assert_eq!(index.find("a", 1, (0, 1)), Some(1));
+        assert_eq!(index.find("b", 7, (1, 0)), Some(2));
+        // Elsewhere in the answer.
+        assert_eq!(index.find("b", 7, (0, 0)), Some(2));
+        assert_eq!(index.find("a", 0, (1, 3)), Some(0));
+        // Not asked of this broker, or not asked at all.
+        assert_eq!(index.find("a", 2, (0, 2)), None);
+        assert_eq!(index.find("c", 0, (2, 0)), None);
+    }
+
+    #[test]
+    fn leaders_are_known_per_partition_number() {
+        let mut view = ClusterView::default();
+        view.leaders.insert("a".into(), vec![1, -1, 2]);
+        let asked: Vec<TopicPartition> = [("a", 0), ("a", 1), ("a", 2), ("a", 3), ("b", 0)]
+            .iter()
+            .map(|(t, p)| TopicPartition::new(*t, *p))
+            .collect();
+        assert_eq!(
+            view.leaders_of(asked.iter()),
+            vec![Some(1), None, Some(2), None, None]
+        );
     }
 
     #[test]

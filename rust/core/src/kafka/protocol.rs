@@ -270,25 +270,36 @@ pub fn list_offsets_request(
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedOffset {
-    pub topic: String,
     pub partition: i32,
     pub error: i16,
     /// -1 when no record has a timestamp at or after the one asked.
     pub offset: i64,
 }
 
-pub fn parse_list_offsets(answer: ListOffsetsResponse) -> Vec<ListedOffset> {
-    let mut listed = Vec::new();
-    for topic in answer.topics {
-        let name = topic.name.0.to_string();
-        listed.extend(topic.partitions.into_iter().map(|p| ListedOffset {
-            topic: name.clone(),
-            partition: p.partition_index,
-            error: p.error_code,
-            offset: p.offset,
-        }));
-    }
-    listed
+/// One topic of a ListOffsets answer, its partitions in the answer's order.
+#[derive(Debug)]
+pub struct ListedTopic {
+    pub name: String,
+    pub partitions: Vec<ListedOffset>,
+}
+
+pub fn parse_list_offsets(answer: ListOffsetsResponse) -> Vec<ListedTopic> {
+    answer
+        .topics
+        .into_iter()
+        .map(|topic| ListedTopic {
+            name: topic.name.0.to_string(),
+            partitions: topic
+                .partitions
+                .into_iter()
+                .map(|p| ListedOffset {
+                    partition: p.partition_index,
+                    error: p.error_code,
+                    offset: p.offset,
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// Error codes a request may meet while leadership moves or a topic is being created: the
@@ -417,7 +428,10 @@ mod tests {
                 topic.partitions.push(p);
             }
             answer.topics.push(topic);
-            let parsed = parse_list_offsets(decode(version, encoded(&answer, version)).unwrap());
+            let topics = parse_list_offsets(decode(version, encoded(&answer, version)).unwrap());
+            assert_eq!(topics.len(), 1);
+            assert_eq!(topics[0].name, "clicks");
+            let parsed = &topics[0].partitions;
             assert_eq!(parsed.len(), 2);
             assert_eq!(
                 (parsed[0].partition, parsed[0].error, parsed[0].offset),
