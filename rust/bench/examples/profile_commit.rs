@@ -1,6 +1,7 @@
 //! A profiling driver, not a benchmark: loads one group's topics, then commits every partition
-//! (all offsets changed) N times in a loop, for `perf record` on the engine alone (no JVM). Run
-//! it on a workload `gradle bench` left in a cluster (`-Pbench.clusterEnv=...`):
+//! N times in a loop, for `perf record` on the engine alone (no JVM). All offsets change each
+//! round, or with `CHANGED=1` only the first partition's (the bench's "commit 1 of P"). Run it
+//! on a workload `gradle bench` left in a cluster (`-Pbench.clusterEnv=...`):
 //!
 //!   cargo build --profile profiling -p offsetkeeper-floor --example profile_commit
 //!   perf record -g target/profiling/examples/profile_commit ZK BOOTSTRAP GROUP TOPICS ROUNDS
@@ -25,19 +26,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(0)
         + 1;
     let partitions: Vec<_> = loaded.offsets().map(|(tp, _)| tp.clone()).collect();
+    let only_first = std::env::var("CHANGED").is_ok_and(|v| v == "1");
     eprintln!("{} partitions", partitions.len());
+    // With CHANGED=1, one commit of all at `base` first: then each round moves one.
+    if only_first {
+        let batch: Vec<_> = partitions.iter().map(|tp| (tp.clone(), base)).collect();
+        keeper.commit(group, &batch)?;
+    }
     let mut times = Vec::with_capacity(rounds);
     for round in 0..rounds {
-        let offset = base + i64::try_from(round)?;
-        let batch: Vec<_> = partitions.iter().map(|tp| (tp.clone(), offset)).collect();
+        let offset = base + 1 + i64::try_from(round)?;
+        let batch: Vec<_> = partitions
+            .iter()
+            .enumerate()
+            .map(|(i, tp)| (tp.clone(), if only_first && i > 0 { base } else { offset }))
+            .collect();
         let start = Instant::now();
         let summary = keeper.commit(group, &batch)?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
-        assert_eq!(summary.written, partitions.len());
+        let expected = if only_first { 1 } else { partitions.len() };
+        assert_eq!(summary.written, expected);
     }
     times.sort_by(f64::total_cmp);
     eprintln!(
-        "commit P: median {:.2} ms, min {:.2} ms over {rounds} rounds",
+        "commit {}: median {:.2} ms, min {:.2} ms over {rounds} rounds",
+        if only_first { "1 of P" } else { "P" },
         times[times.len() / 2],
         times[0]
     );

@@ -34,7 +34,7 @@ use crate::zookeeper::layout::{
 };
 use crate::zookeeper::{chunks_beside, Applied, Node, WriteOp};
 use crate::TopicPartition;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
 const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outage tolerance (the newest offsets are still pending; the next commit tries them again): none went through";
@@ -315,9 +315,12 @@ impl OffsetKeeper {
         let mut entries = Vec::with_capacity(offsets.len());
         let mut skipped = Vec::new();
         for (partition, offset) in offsets.iter() {
-            let floor = tracker.nodes.get(partition).and_then(|seen| seen.committed);
+            let floor = self
+                .monotonic
+                .then(|| tracker.nodes.get(partition).and_then(|seen| seen.committed))
+                .flatten();
             match floor {
-                Some(floor) if self.monotonic && *offset < floor => {
+                Some(floor) if *offset < floor => {
                     skipped.push((partition, *offset, floor));
                 }
                 _ => entries.push(Entry {
@@ -589,11 +592,17 @@ impl OffsetKeeper {
         // Folders not known to exist, and nodes whose version is not known (or, without
         // fencing, every node: the write must not rely on what was seen before).
         let mut dirs: Vec<String> = layout.group_dirs();
-        let mut topics = HashSet::new();
+        let mut topics: FxHashSet<&str> = FxHashSet::default();
         // Topic folders, with their topic, whose identity must be read (again).
         let mut topic_dirs: HashMap<String, &str> = HashMap::new();
+        let mut last_topic = None;
         for entry in entries {
             let topic = entry.partition.topic.as_str();
+            // A batch's partitions come in runs of one topic: one set lookup per run.
+            if last_topic == Some(topic) {
+                continue;
+            }
+            last_topic = Some(topic);
             if topics.insert(topic) {
                 let dir = layout.topic_dir(topic);
                 if tracker
@@ -607,22 +616,21 @@ impl OffsetKeeper {
             }
         }
         dirs.retain(|dir| !tracker.dirs.contains(dir) || topic_dirs.contains_key(dir));
-        let unknown: Vec<&Entry> = entries
+        // What this keeper knows of each entry's node: one lookup per entry, the few read
+        // below looked up again once read.
+        let mut known: Vec<Option<Seen>> = entries
             .iter()
-            .filter(|entry| {
-                !self.fencing
-                    || tracker
-                        .nodes
-                        .get(entry.partition)
-                        .is_none_or(|seen| seen.pending.is_some())
-            })
+            .map(|entry| tracker.nodes.get(entry.partition).copied())
+            .collect();
+        let unknown: Vec<usize> = (0..entries.len())
+            .filter(|i| !self.fencing || known[*i].is_none_or(|seen| seen.pending.is_some()))
             .collect();
         let mut missing_dirs = Vec::new();
         if !dirs.is_empty() || !unknown.is_empty() {
             let paths: Vec<String> = dirs
                 .iter()
                 .cloned()
-                .chain(unknown.iter().map(|entry| entry.path(layout)))
+                .chain(unknown.iter().map(|i| entries[*i].path(layout)))
                 .collect();
             let nodes = self.store.read_nodes(&paths).await.map_err(Failed::Final)?;
             let (dir_nodes, leaf_nodes) = nodes.split_at(dirs.len());
@@ -646,7 +654,8 @@ impl OffsetKeeper {
                     }
                 }
             }
-            for (entry, node) in unknown.iter().zip(leaf_nodes) {
+            for (i, node) in unknown.iter().zip(leaf_nodes) {
+                let entry = &entries[*i];
                 let now = Seen::of(node.as_ref());
                 match tracker.nodes.get_mut(entry.partition) {
                     None => {
@@ -686,6 +695,9 @@ impl OffsetKeeper {
                         }
                     }
                 }
+            }
+            for i in &unknown {
+                known[*i] = tracker.nodes.get(entries[*i].partition).copied();
             }
         }
 
@@ -769,12 +781,8 @@ impl OffsetKeeper {
         head.extend(owner_check.clone());
         let mut summary = CommitSummary::default();
         let mut leaves: Vec<(WriteOp, Role)> = Vec::with_capacity(entries.len());
-        for (index, entry) in entries.iter().enumerate() {
-            let seen = tracker
-                .nodes
-                .get(entry.partition)
-                .copied()
-                .unwrap_or_default();
+        for (index, (entry, seen)) in entries.iter().zip(known).enumerate() {
+            let seen = seen.unwrap_or_default();
             let op = match seen.version {
                 None => WriteOp::Create {
                     path: entry.path(layout),
@@ -784,8 +792,10 @@ impl OffsetKeeper {
                     // Nothing to send: a node another writer changed meanwhile is caught when
                     // this keeper next writes it, and ownership fences other instances.
                     summary.unchanged += 1;
-                    if let Some(seen) = tracker.nodes.get_mut(entry.partition) {
-                        seen.committed = seen.committed.max(Some(entry.offset));
+                    if seen.committed < Some(entry.offset) {
+                        if let Some(seen) = tracker.nodes.get_mut(entry.partition) {
+                            seen.committed = Some(entry.offset);
+                        }
                     }
                     continue;
                 }

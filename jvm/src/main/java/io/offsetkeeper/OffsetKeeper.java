@@ -213,7 +213,12 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         Batch batch = new Batch(offsets.size());
         for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
             TopicPartition tp = require(e.getKey(), "offsets key");
-            batch.add(tp.topic(), tp.partition(), require(e.getValue(), "offsets value of " + tp));
+            Long offset = e.getValue();
+            if (offset == null) {
+                // Named here: the message is built only when it is thrown.
+                throw new IllegalArgumentException("offsets value of " + tp + " is null");
+            }
+            batch.add(tp.topic(), tp.partition(), offset);
         }
         return commit(batch);
     }
