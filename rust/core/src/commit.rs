@@ -27,6 +27,7 @@ use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
 use crate::keeper::{check_commit, CommitSummary, OffsetKeeper};
+use crate::partition_map::PartitionMap;
 use crate::runtime::runtime;
 use crate::validate::Stored;
 use crate::zookeeper::layout::{
@@ -59,7 +60,7 @@ impl Trackers {
 /// built for a partition a commit leaves unchanged).
 #[derive(Debug, Default)]
 pub(crate) struct Tracker {
-    nodes: FxHashMap<TopicPartition, Seen>,
+    nodes: PartitionMap<Seen>,
     /// Persistent folders known to exist.
     dirs: HashSet<String>,
     /// Offsets of commits deferred because ZooKeeper could not be reached, not stored yet.
@@ -187,7 +188,7 @@ impl Tracker {
         let now = Seen::of(node);
         match self.nodes.get_mut(partition) {
             None => {
-                self.nodes.insert(partition.clone(), now);
+                self.nodes.insert(partition, now);
             }
             Some(seen) => {
                 let ours = seen.pending.is_some_and(|(version, value)| {
@@ -314,11 +315,15 @@ impl OffsetKeeper {
         };
         let mut entries = Vec::with_capacity(offsets.len());
         let mut skipped = Vec::new();
-        for (partition, offset) in offsets.iter() {
-            let floor = self
-                .monotonic
-                .then(|| tracker.nodes.get(partition).and_then(|seen| seen.committed))
-                .flatten();
+        let floors: Vec<Option<i64>> = if self.monotonic {
+            let seen = tracker.nodes.get_each(offsets.iter().map(|(tp, _)| tp));
+            seen.into_iter()
+                .map(|seen| seen.and_then(|seen| seen.committed))
+                .collect()
+        } else {
+            vec![None; offsets.len()]
+        };
+        for ((partition, offset), floor) in offsets.iter().zip(floors) {
             match floor {
                 Some(floor) if *offset < floor => {
                     skipped.push((partition, *offset, floor));
@@ -616,14 +621,13 @@ impl OffsetKeeper {
             }
         }
         dirs.retain(|dir| !tracker.dirs.contains(dir) || topic_dirs.contains_key(dir));
-        // What this keeper knows of each entry's node: one lookup per entry, the few read
-        // below looked up again once read.
-        let mut known: Vec<Option<Seen>> = entries
-            .iter()
-            .map(|entry| tracker.nodes.get(entry.partition).copied())
-            .collect();
-        let unknown: Vec<usize> = (0..entries.len())
-            .filter(|i| !self.fencing || known[*i].is_none_or(|seen| seen.pending.is_some()))
+        let unknown: Vec<usize> = tracker
+            .nodes
+            .get_each(entries.iter().map(|entry| entry.partition))
+            .into_iter()
+            .enumerate()
+            .filter(|(_, seen)| !self.fencing || seen.is_none_or(|seen| seen.pending.is_some()))
+            .map(|(i, _)| i)
             .collect();
         let mut missing_dirs = Vec::new();
         if !dirs.is_empty() || !unknown.is_empty() {
@@ -659,7 +663,7 @@ impl OffsetKeeper {
                 let now = Seen::of(node.as_ref());
                 match tracker.nodes.get_mut(entry.partition) {
                     None => {
-                        tracker.nodes.insert(entry.partition.clone(), now);
+                        tracker.nodes.insert(entry.partition, now);
                     }
                     Some(seen) if !self.fencing => {
                         *seen = Seen {
@@ -695,9 +699,6 @@ impl OffsetKeeper {
                         }
                     }
                 }
-            }
-            for i in &unknown {
-                known[*i] = tracker.nodes.get(entries[*i].partition).copied();
             }
         }
 
@@ -780,9 +781,15 @@ impl OffsetKeeper {
         });
         head.extend(owner_check.clone());
         let mut summary = CommitSummary::default();
-        let mut leaves: Vec<(WriteOp, Role)> = Vec::with_capacity(entries.len());
+        // Often few of a batch's partitions moved: no room is made for all of them.
+        let mut leaves: Vec<(WriteOp, Role)> = Vec::new();
+        // Unchanged partitions whose floor rises to the offset (their node is as committed).
+        let mut risen = Vec::new();
+        let known = tracker
+            .nodes
+            .get_each(entries.iter().map(|entry| entry.partition));
         for (index, (entry, seen)) in entries.iter().zip(known).enumerate() {
-            let seen = seen.unwrap_or_default();
+            let seen = seen.copied().unwrap_or_default();
             let op = match seen.version {
                 None => WriteOp::Create {
                     path: entry.path(layout),
@@ -793,9 +800,7 @@ impl OffsetKeeper {
                     // this keeper next writes it, and ownership fences other instances.
                     summary.unchanged += 1;
                     if seen.committed < Some(entry.offset) {
-                        if let Some(seen) = tracker.nodes.get_mut(entry.partition) {
-                            seen.committed = Some(entry.offset);
-                        }
+                        risen.push(entry);
                     }
                     continue;
                 }
@@ -807,6 +812,11 @@ impl OffsetKeeper {
             };
             summary.written += 1;
             leaves.push((op, Role::Leaf(index)));
+        }
+        for entry in risen {
+            if let Some(seen) = tracker.nodes.get_mut(entry.partition) {
+                seen.committed = Some(entry.offset);
+            }
         }
         if summary.written == 0 && identities.is_empty() {
             if in_batch.is_some() {
@@ -924,8 +934,7 @@ impl OffsetKeeper {
                             Role::OwnerCheck => {}
                             Role::Leaf(i) => {
                                 let entry = &entries[*i];
-                                let seen =
-                                    tracker.nodes.entry(entry.partition.clone()).or_default();
+                                let seen = tracker.nodes.entry_or_default(entry.partition);
                                 if let Applied::Written { version } = applied {
                                     seen.version = Some(version);
                                     seen.value = Some(entry.offset);
@@ -1120,21 +1129,21 @@ mod tests {
         tracker.observe(&p, Some(&node(3, "100")));
         tracker.nodes.get_mut(&p).unwrap().committed = Some(100);
         tracker.observe(&p, Some(&node(3, "100")));
-        assert_eq!(tracker.nodes[&p].committed, Some(100));
+        assert_eq!(tracker.nodes.get(&p).unwrap().committed, Some(100));
         // Someone else wrote: the load takes the node over and drops the floor.
         tracker.observe(&p, Some(&node(4, "20")));
-        assert_eq!(tracker.nodes[&p].committed, None);
-        assert_eq!(tracker.nodes[&p].version, Some(4));
-        assert_eq!(tracker.nodes[&p].value, Some(20));
+        assert_eq!(tracker.nodes.get(&p).unwrap().committed, None);
+        assert_eq!(tracker.nodes.get(&p).unwrap().version, Some(4));
+        assert_eq!(tracker.nodes.get(&p).unwrap().value, Some(20));
         // A write of this keeper whose outcome was unknown turns out applied.
         tracker.nodes.get_mut(&p).unwrap().pending = Some((5, 30));
         tracker.observe(&p, Some(&node(5, "30")));
-        assert_eq!(tracker.nodes[&p].committed, Some(30));
-        assert_eq!(tracker.nodes[&p].pending, None);
+        assert_eq!(tracker.nodes.get(&p).unwrap().committed, Some(30));
+        assert_eq!(tracker.nodes.get(&p).unwrap().pending, None);
         tracker.reset_floor(&p);
-        assert_eq!(tracker.nodes[&p].committed, None);
+        assert_eq!(tracker.nodes.get(&p).unwrap().committed, None);
         tracker.observe(&gone, None);
-        assert_eq!(tracker.nodes[&gone], Seen::default());
+        assert_eq!(tracker.nodes.get(&gone), Some(&Seen::default()));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::kafka::{Brokers, KafkaSettings};
 use crate::names::{check_name, check_partition};
 use crate::ownership::Owners;
+use crate::partition_map::PartitionMap;
 use crate::runtime::runtime;
 use crate::validate::{
     validate, validate_recreated, Action, Decision, OnMissing, PartitionRange, Policy, Recreated,
@@ -18,7 +19,6 @@ use crate::validate::{
 use crate::zookeeper::layout::{parse_topic_identity, GroupLayout};
 use crate::zookeeper::{WriteOp, ZkConfig, ZkStore};
 use crate::TopicPartition;
-use rustc_hash::FxHashMap;
 
 /// How long closing a keeper waits for ZooKeeper to delete its ownership nodes, at most.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -833,24 +833,25 @@ fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
 /// `migrate` to a Kafka consumer group).
 pub fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
     check_name("group", group)?;
-    let mut seen: FxHashMap<&TopicPartition, i64> = FxHashMap::default();
-    seen.reserve(offsets.len());
-    let mut checked_topic: Option<&str> = None;
-    for (tp, offset) in offsets {
-        if checked_topic != Some(tp.topic.as_str()) {
-            check_name("topic", &tp.topic)?;
-            checked_topic = Some(&tp.topic);
-        }
-        check_partition(&tp.topic, tp.partition)?;
-        if *offset < 0 {
-            return Err(Error::invalid(format!(
-                "offset {offset} for {tp} is negative; allowed: 0 or more"
-            )));
-        }
-        if let Some(first) = seen.insert(tp, *offset) {
-            return Err(Error::invalid(format!(
-                "{tp} appears twice in one commit (offsets {first} and {offset}); allowed: once per partition"
-            )));
+    let mut seen: PartitionMap<i64> = PartitionMap::default();
+    // One name check and one lookup of the topic per run of its partitions.
+    for run in offsets.chunk_by(|(a, _), (b, _)| a.topic == b.topic) {
+        let topic = &run[0].0.topic;
+        check_name("topic", topic)?;
+        let of_topic = seen.topic_mut(topic);
+        of_topic.reserve(run.len());
+        for (tp, offset) in run {
+            check_partition(&tp.topic, tp.partition)?;
+            if *offset < 0 {
+                return Err(Error::invalid(format!(
+                    "offset {offset} for {tp} is negative; allowed: 0 or more"
+                )));
+            }
+            if let Some(first) = of_topic.insert(tp.partition, *offset) {
+                return Err(Error::invalid(format!(
+                    "{tp} appears twice in one commit (offsets {first} and {offset}); allowed: once per partition"
+                )));
+            }
         }
     }
     Ok(())

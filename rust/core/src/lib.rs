@@ -12,6 +12,7 @@ mod keeper;
 mod lag;
 pub mod names;
 mod ownership;
+mod partition_map;
 mod pem;
 #[cfg(test)]
 mod properties;
