@@ -185,7 +185,7 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
         let samples: Vec<Sample> = surveyed
             .iter()
             .map(|s| Sample {
-                topic: s.partition.topic.as_str(),
+                topic: &s.partition.topic,
                 partition: s.partition.partition,
                 committed: offset_of(&s.stored),
                 log_start: s.range.map(|r| r.earliest),
@@ -211,7 +211,7 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
     ]);
     for s in &surveyed {
         rows.push(vec![
-            s.partition.topic.as_str().into(),
+            Value::from(&*s.partition.topic),
             Value::from(s.partition.partition),
             offset_of(&s.stored).into(),
             s.range.map(|r| r.earliest).into(),
@@ -296,7 +296,7 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
     }
     if named_explicitly {
         for spec in &specs {
-            if !existing.iter().any(|(tp, _, _)| tp.topic == spec.topic) {
+            if !existing.iter().any(|(tp, _, _)| *tp.topic == *spec.topic) {
                 return Err(Failure::failed(format!(
                     "topic '{}' no longer exists on the brokers; its stored offsets can only be deleted (offsetkeeper delete --topic {})",
                     spec.topic, spec.topic
@@ -459,7 +459,7 @@ fn offsets_json(group: &str, planned: &[Planned]) -> String {
         offsets: planned
             .iter()
             .map(|p| PlannedOffset {
-                topic: p.partition.topic.as_str(),
+                topic: &p.partition.topic,
                 partition: p.partition.partition,
                 offset: p.new_offset,
             })
@@ -482,7 +482,7 @@ fn plan_table(planned: &[Planned]) -> Rows {
     ]);
     for p in planned {
         rows.push(vec![
-            p.partition.topic.as_str().into(),
+            Value::from(&*p.partition.topic),
             Value::from(p.partition.partition),
             stored_cell(&p.stored),
             Value::from(p.new_offset),
@@ -554,7 +554,7 @@ fn import(cx: &Context, args: ImportArgs) -> Outcome {
             .cloned()
             .unwrap_or(Stored::Missing);
         rows.push(vec![
-            entry.partition.topic.as_str().into(),
+            Value::from(&*entry.partition.topic),
             Value::from(entry.partition.partition),
             stored_cell(&stored),
             Value::from(entry.offset),
@@ -609,7 +609,7 @@ fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
     }
     let stored = keeper.stored(group, &topics)?;
     for topic in &topics {
-        if !stored.iter().any(|(tp, _)| tp.topic == *topic) {
+        if !stored.iter().any(|(tp, _)| *tp.topic == **topic) {
             return Err(Failure::failed(format!(
                 "group '{group}' has no stored offsets for topic '{topic}'"
             )));
@@ -646,7 +646,7 @@ fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
     let mut rows = Rows::new(&["TOPIC", "PARTITION", "CURRENT-OFFSET"]);
     for (tp, value) in &chosen {
         rows.push(vec![
-            tp.topic.as_str().into(),
+            Value::from(&*tp.topic),
             Value::from(tp.partition),
             stored_cell(value),
         ]);
@@ -743,7 +743,7 @@ fn migrate_to_kafka(
     for (tp, offset, status) in &usable {
         let now = current.get(tp).copied().flatten();
         rows.push(vec![
-            tp.topic.as_str().into(),
+            Value::from(&*tp.topic),
             Value::from(tp.partition),
             now.into(),
             Value::from(*offset),
@@ -798,8 +798,8 @@ fn migrate_from_kafka(
     }
     let mut topics: Vec<String> = Vec::new();
     for (tp, _) in &committed {
-        if !topics.contains(&tp.topic) {
-            topics.push(tp.topic.clone());
+        if !topics.iter().any(|topic| **topic == *tp.topic) {
+            topics.push(tp.topic.to_string());
         }
     }
     let current: HashMap<TopicPartition, Stored> =
@@ -814,7 +814,7 @@ fn migrate_from_kafka(
     for (tp, offset) in &committed {
         let stored = current.get(tp).cloned().unwrap_or(Stored::Missing);
         rows.push(vec![
-            tp.topic.as_str().into(),
+            Value::from(&*tp.topic),
             Value::from(tp.partition),
             stored_cell(&stored),
             Value::from(*offset),
@@ -878,7 +878,7 @@ fn file_topics(entries: &[Entry]) -> Vec<TopicSpec> {
         entries
             .iter()
             .filter(|e| seen.insert(e.partition.topic.clone()))
-            .map(|e| e.partition.topic.clone())
+            .map(|e| e.partition.topic.to_string())
             .collect(),
     )
 }
@@ -886,7 +886,7 @@ fn file_topics(entries: &[Entry]) -> Vec<TopicSpec> {
 /// Whether the specs name this partition by number.
 fn partitions_named(specs: &[TopicSpec], tp: &TopicPartition) -> bool {
     specs.iter().any(|s| {
-        s.topic == tp.topic
+        *s.topic == *tp.topic
             && s.partitions
                 .as_ref()
                 .is_some_and(|set| set.contains(&tp.partition))
@@ -909,7 +909,7 @@ fn select<T>(
         .filter(|item| {
             let tp = partition_of(item);
             named
-                .get(tp.topic.as_str())
+                .get(&*tp.topic)
                 .is_none_or(|set| set.contains(&tp.partition))
         })
         .collect();
@@ -917,7 +917,7 @@ fn select<T>(
         for partition in *set {
             let found = kept.iter().any(|item| {
                 let tp = partition_of(item);
-                tp.topic == *topic && tp.partition == *partition
+                *tp.topic == **topic && tp.partition == *partition
             });
             if !found {
                 return Err(Failure::failed(format!(
@@ -956,7 +956,7 @@ fn path_shown(path: Option<&Path>) -> String {
 /// An unknown topic from a file names the first line that has it.
 fn with_line(err: Error, entries: Option<&[Entry]>) -> Failure {
     if let (Error::UnknownTopic { topic, .. }, Some(entries)) = (&err, entries) {
-        if let Some(entry) = entries.iter().find(|e| e.partition.topic == *topic) {
+        if let Some(entry) = entries.iter().find(|e| *e.partition.topic == **topic) {
             return Failure::failed(format!("line {}: {err}", entry.line));
         }
     }

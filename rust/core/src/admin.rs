@@ -112,7 +112,11 @@ impl OffsetKeeper {
                         None => log::warn!("{dir}/{child}: not a partition number; skipped"),
                     }
                 }
-                partitions.extend(ids.into_iter().map(|id| TopicPartition::new(topic, id)));
+                let name: std::sync::Arc<str> = topic.as_str().into();
+                partitions.extend(
+                    ids.into_iter()
+                        .map(|id| TopicPartition::new(name.clone(), id)),
+                );
             }
             let paths: Vec<String> = partitions
                 .iter()
@@ -145,7 +149,9 @@ impl OffsetKeeper {
                     let partitions: Vec<TopicPartition> = known
                         .iter()
                         .flat_map(|(topic, (ids, _))| {
-                            ids.iter().map(move |id| TopicPartition::new(topic, *id))
+                            let name: std::sync::Arc<str> = topic.as_str().into();
+                            ids.iter()
+                                .map(move |id| TopicPartition::new(name.clone(), *id))
                         })
                         .collect();
                     let ranges: HashMap<TopicPartition, PartitionRange> = partitions
@@ -185,7 +191,7 @@ impl OffsetKeeper {
                 let old: BTreeSet<i32> = stored
                     .iter()
                     .filter(|(tp, value)| {
-                        tp.topic == *topic && *value != Stored::Missing && ranges.contains_key(tp)
+                        *tp.topic == **topic && *value != Stored::Missing && ranges.contains_key(tp)
                     })
                     .map(|(tp, _)| tp.partition)
                     .collect();
@@ -199,10 +205,10 @@ impl OffsetKeeper {
             seen.insert(partition.clone());
             let range = ranges.remove(&partition);
             by_topic
-                .entry(partition.topic.clone())
+                .entry(partition.topic.to_string())
                 .or_default()
                 .push(Surveyed {
-                    recreated: recreated.get(partition.topic.as_str()).cloned(),
+                    recreated: recreated.get(&*partition.topic).cloned(),
                     partition,
                     stored,
                     range,
@@ -211,10 +217,10 @@ impl OffsetKeeper {
         for (partition, range) in ranges {
             if !seen.contains(&partition) {
                 by_topic
-                    .entry(partition.topic.clone())
+                    .entry(partition.topic.to_string())
                     .or_default()
                     .push(Surveyed {
-                        recreated: recreated.get(partition.topic.as_str()).cloned(),
+                        recreated: recreated.get(&*partition.topic).cloned(),
                         partition,
                         stored: Stored::Missing,
                         range: Some(range),

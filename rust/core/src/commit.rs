@@ -234,7 +234,7 @@ impl Tracker {
     /// committed value already) hold no old offset now.
     fn forget_old(&mut self, entries: &[Entry<'_>]) {
         for entry in entries {
-            if let Some(seen) = self.topics.get_mut(&entry.partition.topic) {
+            if let Some(seen) = self.topics.get_mut(&*entry.partition.topic) {
                 seen.old.remove(&entry.partition.partition);
             }
         }
@@ -602,7 +602,7 @@ impl OffsetKeeper {
         let mut topic_dirs: HashMap<String, &str> = HashMap::new();
         let mut last_topic = None;
         for entry in entries {
-            let topic = entry.partition.topic.as_str();
+            let topic = entry.partition.topic.as_ref();
             // A batch's partitions come in runs of one topic: one set lookup per run.
             if last_topic == Some(topic) {
                 continue;
@@ -714,7 +714,7 @@ impl OffsetKeeper {
             .then(|| {
                 entries
                     .iter()
-                    .map(|e| (e.partition.topic.as_str(), e.partition.partition))
+                    .map(|e| (e.partition.topic.as_ref(), e.partition.partition))
                     .collect()
             });
         let identity_of = |topic: &str| -> Option<Vec<u8>> {
@@ -751,7 +751,7 @@ impl OffsetKeeper {
         // Once recorded, an ID costs a commit nothing more than this look.
         let any_to_write = tracker.topics.values().any(|s| s.to_write().is_some());
         for (index, entry) in entries.iter().enumerate().filter(|_| any_to_write) {
-            let topic = entry.partition.topic.as_str();
+            let topic = entry.partition.topic.as_ref();
             if !first_of_topic.insert(topic) {
                 continue;
             }
@@ -890,7 +890,8 @@ impl OffsetKeeper {
                     // A topic folder whose ID may or may not be written is read again.
                     for (_, role) in chunk {
                         if let Role::Identity(i) = role {
-                            if let Some(seen) = tracker.topics.get_mut(&entries[*i].partition.topic)
+                            if let Some(seen) =
+                                tracker.topics.get_mut(&*entries[*i].partition.topic)
                             {
                                 seen.node = None;
                             }
@@ -920,7 +921,7 @@ impl OffsetKeeper {
                                 }
                             }
                             Role::Identity(i) => {
-                                let topic = &entries[*i].partition.topic;
+                                let topic: &str = &entries[*i].partition.topic;
                                 if let (
                                     Some(seen),
                                     Applied::Written { version },
@@ -1028,7 +1029,7 @@ impl OffsetKeeper {
             // The topic folder changed since this keeper read its ID.
             (Role::Identity(i), _) => {
                 let entry = &entries[i];
-                let seen = tracker.topics.get_mut(&entry.partition.topic);
+                let seen = tracker.topics.get_mut(&*entry.partition.topic);
                 let before = seen
                     .as_ref()
                     .and_then(|seen| seen.node.clone())

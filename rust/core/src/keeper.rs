@@ -192,7 +192,7 @@ impl Loaded {
             .iter()
             .map(|r| {
                 [
-                    r.partition.topic.clone(),
+                    r.partition.topic.to_string(),
                     r.partition.partition.to_string(),
                     r.stored.to_string(),
                     r.range.earliest.to_string(),
@@ -204,7 +204,7 @@ impl Loaded {
             })
             .chain(self.stale.iter().map(|s| {
                 [
-                    s.partition.topic.clone(),
+                    s.partition.topic.to_string(),
                     s.partition.partition.to_string(),
                     s.stored.to_string(),
                     "-".to_string(),
@@ -437,7 +437,7 @@ impl OffsetKeeper {
                 stale.extend(
                     numbers
                         .into_iter()
-                        .map(|n| TopicPartition::new(topic, n))
+                        .map(|n| TopicPartition::new(topic.as_str(), n))
                         .filter(|tp| !existing.contains(tp)),
                 );
             }
@@ -501,7 +501,7 @@ impl OffsetKeeper {
                         partitions
                             .iter()
                             .zip(&nodes)
-                            .filter(|(tp, node)| tp.topic == *topic && node.is_some())
+                            .filter(|(tp, node)| *tp.topic == **topic && node.is_some())
                             .map(|(tp, _)| tp.partition)
                             .collect()
                     } else {
@@ -780,7 +780,7 @@ fn decide_each(
     let mut reports = Vec::with_capacity(each.len());
     let mut refusals = Vec::new();
     for (partition, stored, range) in each {
-        let recreated = recreated.get(&partition.topic);
+        let recreated = recreated.get(&*partition.topic);
         let decided = match recreated {
             Some(_) => validate_recreated(&stored, range, policy),
             None => validate(&stored, range, policy),

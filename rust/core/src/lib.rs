@@ -21,6 +21,7 @@ pub mod validate;
 pub mod zookeeper;
 
 use std::fmt;
+use std::sync::Arc;
 
 pub use admin::{GroupSummary, Surveyed};
 pub use error::{Error, Result};
@@ -36,15 +37,16 @@ pub use validate::{
 };
 pub use zookeeper::{ReadMode, ZkConfig};
 
-/// A topic's partition.
+/// A topic's partition. The topic name is shared: a batch of thousands of one topic's
+/// partitions holds its name once, and copying a partition allocates nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TopicPartition {
-    pub topic: String,
+    pub topic: Arc<str>,
     pub partition: i32,
 }
 
 impl TopicPartition {
-    pub fn new(topic: impl Into<String>, partition: i32) -> TopicPartition {
+    pub fn new(topic: impl Into<Arc<str>>, partition: i32) -> TopicPartition {
         TopicPartition {
             topic: topic.into(),
             partition,

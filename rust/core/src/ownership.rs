@@ -403,7 +403,7 @@ impl Owners {
         }
         let mut wanted: BTreeSet<TopicPartition> = registered.clone().unwrap_or_default();
         wanted.extend(partitions.iter().cloned());
-        let topics: BTreeSet<String> = wanted.iter().map(|tp| tp.topic.clone()).collect();
+        let topics: BTreeSet<String> = wanted.iter().map(|tp| tp.topic.to_string()).collect();
         let me = self.identity.thread_id(group);
         let id_path = layout.id_path(&self.identity.consumer_id(group));
         let lock_path = layout.lock_path();

@@ -21,11 +21,11 @@ impl<V> Default for PartitionMap<V> {
 
 impl<V> PartitionMap<V> {
     pub(crate) fn get(&self, tp: &TopicPartition) -> Option<&V> {
-        self.topics.get(&tp.topic)?.get(&tp.partition)
+        self.topics.get(&*tp.topic)?.get(&tp.partition)
     }
 
     pub(crate) fn get_mut(&mut self, tp: &TopicPartition) -> Option<&mut V> {
-        self.topics.get_mut(&tp.topic)?.get_mut(&tp.partition)
+        self.topics.get_mut(&*tp.topic)?.get_mut(&tp.partition)
     }
 
     /// The partitions of `topic`, created empty when missing (the name is copied only then).
@@ -42,7 +42,7 @@ impl<V> PartitionMap<V> {
     }
 
     pub(crate) fn remove(&mut self, tp: &TopicPartition) -> Option<V> {
-        self.topics.get_mut(&tp.topic)?.remove(&tp.partition)
+        self.topics.get_mut(&*tp.topic)?.remove(&tp.partition)
     }
 
     /// The value of each of `partitions`, in order; each run of one topic looks it up once.
@@ -55,9 +55,9 @@ impl<V> PartitionMap<V> {
             .into_iter()
             .map(|tp| {
                 let of_topic = match run {
-                    Some((topic, of_topic)) if topic == tp.topic => of_topic,
+                    Some((topic, of_topic)) if topic == &*tp.topic => of_topic,
                     _ => {
-                        let of_topic = self.topics.get(&tp.topic);
+                        let of_topic = self.topics.get(&*tp.topic);
                         run = Some((&tp.topic, of_topic));
                         of_topic
                     }

@@ -20,7 +20,7 @@ fn commit_creates_nodes_as_bare_decimal_and_skips_unchanged_ones() {
     let keeper = keeper(&cluster);
 
     let mut offsets = batch(&a, 3, 100);
-    offsets.push((TopicPartition::new(&b, 0), 7));
+    offsets.push((TopicPartition::new(&*b, 0), 7));
     let summary = keeper.commit(&group, &offsets).unwrap();
     assert_eq!(
         (summary.written, summary.unchanged, summary.requests),
@@ -83,7 +83,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
     let zk = Zk::new(&cluster);
     let (group, topic) = (unique("g"), unique("t"));
     let keeper = keeper(&cluster);
-    let good = (TopicPartition::new(&topic, 0), 1);
+    let good = (TopicPartition::new(&*topic, 0), 1);
     type Case<'a> = (&'a str, Vec<(TopicPartition, i64)>, &'static str);
     let cases: Vec<Case> = vec![
         ("", vec![good.clone()], "group name ''"),
@@ -95,17 +95,17 @@ fn bad_input_is_refused_and_nothing_is_written() {
         ),
         (
             &group,
-            vec![good.clone(), (TopicPartition::new(&topic, -1), 1)],
+            vec![good.clone(), (TopicPartition::new(&*topic, -1), 1)],
             "partition -1",
         ),
         (
             &group,
-            vec![good.clone(), (TopicPartition::new(&topic, 1), -5)],
+            vec![good.clone(), (TopicPartition::new(&*topic, 1), -5)],
             "offset -5",
         ),
         (
             &group,
-            vec![good.clone(), (TopicPartition::new(&topic, 0), 2)],
+            vec![good.clone(), (TopicPartition::new(&*topic, 0), 2)],
             "appears twice",
         ),
     ];

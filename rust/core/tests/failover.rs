@@ -64,7 +64,7 @@ fn loads_survive_the_sigkill_of_the_busiest_leader_and_fail_in_time_without_brok
             let group = unique(&format!("failover-g{n}"));
             let offsets: Vec<(TopicPartition, i64)> = topics
                 .iter()
-                .flat_map(|t| (0..PARTITIONS).map(move |p| (TopicPartition::new(t, p), 1)))
+                .flat_map(|t| (0..PARTITIONS).map(move |p| (TopicPartition::new(t.as_str(), p), 1)))
                 .collect();
             keeper
                 .commit(&group, &offsets)

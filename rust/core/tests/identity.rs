@@ -162,8 +162,8 @@ fn a_topic_recreated_with_fewer_partitions_reports_the_stale_ones_and_records_it
     assert_eq!(
         stale,
         vec![
-            (TopicPartition::new(&topic, 2), Stored::Offset(3)),
-            (TopicPartition::new(&topic, 3), Stored::Offset(3)),
+            (TopicPartition::new(&*topic, 2), Stored::Offset(3)),
+            (TopicPartition::new(&*topic, 3), Stored::Offset(3)),
         ]
     );
     assert!(
@@ -177,12 +177,12 @@ fn a_topic_recreated_with_fewer_partitions_reports_the_stale_ones_and_records_it
     // A commit of partition 0 alone leaves partition 1 with the old topic's offset: the old ID
     // stays, so that a restart does not keep that offset.
     keeper
-        .commit(&group, &[(TopicPartition::new(&topic, 0), 4)])
+        .commit(&group, &[(TopicPartition::new(&*topic, 0), 4)])
         .unwrap();
     assert_eq!(stored_id(&zk, &group, &topic).as_deref(), Some(&*old_id));
     // Once partition 1 is written too, the new ID is recorded.
     keeper
-        .commit(&group, &[(TopicPartition::new(&topic, 1), 2)])
+        .commit(&group, &[(TopicPartition::new(&*topic, 1), 2)])
         .unwrap();
     drop(keeper);
     let new_id = stored_id(&zk, &group, &topic).expect("recorded");
@@ -212,13 +212,13 @@ fn offsets_stored_without_an_id_keep_todays_decisions_and_get_the_id_at_the_next
     assert!(loaded.partitions[0].recreated.is_none());
     // An unchanged offset writes nothing but the ID.
     let summary = keeper
-        .commit(&group, &[(TopicPartition::new(&topic, 0), 7)])
+        .commit(&group, &[(TopicPartition::new(&*topic, 0), 7)])
         .unwrap();
     assert_eq!((summary.written, summary.requests), (0, 1));
     assert!(stored_id(&zk, &group, &topic).is_some());
     // Once recorded, commits send nothing for it.
     let summary = keeper
-        .commit(&group, &[(TopicPartition::new(&topic, 0), 7)])
+        .commit(&group, &[(TopicPartition::new(&*topic, 0), 7)])
         .unwrap();
     assert_eq!(summary.requests, 0);
 }
@@ -241,7 +241,7 @@ fn another_writer_changing_the_recorded_id_fences_the_commit() {
         b"offsetkeeper-topic-identity 1\ntopic_id=other\n",
     );
     let err = keeper
-        .commit(&group, &[(TopicPartition::new(&topic, 0), 8)])
+        .commit(&group, &[(TopicPartition::new(&*topic, 0), 8)])
         .unwrap_err();
     assert!(
         matches!(err, Error::CommitConflict { .. }) && err.to_string().contains("topic ID"),

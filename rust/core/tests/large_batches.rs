@@ -29,7 +29,7 @@ fn batch(topics: &[String], partitions: i32, base: i64) -> Vec<(TopicPartition, 
     topics
         .iter()
         .flat_map(|topic| {
-            (0..partitions).map(move |p| (TopicPartition::new(topic, p), base + p as i64))
+            (0..partitions).map(move |p| (TopicPartition::new(topic.as_str(), p), base + p as i64))
         })
         .collect()
 }

@@ -220,7 +220,7 @@ fn three_topics_load_in_one_call_in_the_order_asked() {
     let loaded = keeper(&cluster).load(&group, &asked).unwrap();
     let got: Vec<(String, i32, i64)> = loaded
         .offsets()
-        .map(|(tp, offset)| (tp.topic.clone(), tp.partition, offset))
+        .map(|(tp, offset)| (tp.topic.to_string(), tp.partition, offset))
         .collect();
     assert_eq!(
         got,
@@ -308,7 +308,7 @@ fn chroot_and_base_path_are_honoured() {
     let keeper = keeper_with(&chrooted, &[], |c| {
         c.zookeeper.base_path = "/offsets/spark".into()
     });
-    let tp = TopicPartition::new(&topic, 0);
+    let tp = TopicPartition::new(&*topic, 0);
     keeper.commit(&group, &[(tp, 6)]).unwrap();
     let zk = Zk::new(&cluster);
     assert_eq!(

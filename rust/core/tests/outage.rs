@@ -135,7 +135,11 @@ fn ride_out(down: &str, up: &str) -> String {
     // The next commit carries partition 0 only: 1 gets 30, 2 gets 20 from the deferred ones.
     // A request the client had queued may have reached the server once it answered again
     // (its outcome was unknown): then a partition already holds its deferred offset.
-    let after = commit_until_written(&keeper, &group, &[(TopicPartition::new(&topic, 0), 40)]);
+    let after = commit_until_written(
+        &keeper,
+        &group,
+        &[(TopicPartition::new(topic.as_str(), 0), 40)],
+    );
     assert_eq!(
         (
             after.pending,
@@ -195,7 +199,11 @@ fn a_tolerance_of_zero_fails_at_once_with_a_timeout() {
     assert!(message.contains(&ensemble.connect), "{message}");
     assert!(took < REQUEST_TIMEOUT * 2 + SLACK, "failing took {took:?}");
     // Nothing kept: the next commit writes its own batch only.
-    let next = commit_until_written(&keeper, &group, &[(TopicPartition::new(&topic, 0), 3)]);
+    let next = commit_until_written(
+        &keeper,
+        &group,
+        &[(TopicPartition::new(topic.as_str(), 0), 3)],
+    );
     assert_eq!(next.written, 1);
     // The failed commit's request may have reached the server once thawed (its outcome was
     // unknown); nothing of it is written again.
@@ -243,7 +251,11 @@ fn past_the_tolerance_commits_fail_with_a_timeout_saying_how_long() {
     );
     assert!(message.contains(&ensemble.connect), "{message}");
     // Still pending after the error: the first commit after the outage writes the newest.
-    let next = commit_until_written(&keeper, &group, &[(TopicPartition::new(&topic, 0), 4)]);
+    let next = commit_until_written(
+        &keeper,
+        &group,
+        &[(TopicPartition::new(topic.as_str(), 0), 4)],
+    );
     assert_eq!(next.written + next.unchanged, 2, "{next:?}");
     assert_eq!(
         stored(&ensemble.connect, &group, &topic),
@@ -267,7 +279,7 @@ fn a_conflict_after_an_outage_still_fails() {
     config.request_timeout = Duration::from_secs(5);
     let other = OffsetKeeper::open_zookeeper_only(config).unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while let Err(err) = other.commit(&group, &[(TopicPartition::new(&topic, 0), 100)]) {
+    while let Err(err) = other.commit(&group, &[(TopicPartition::new(topic.as_str(), 0), 100)]) {
         assert!(
             Instant::now() < deadline,
             "the other writer never got through: {err}"
@@ -392,7 +404,11 @@ fn after_an_outage_longer_than_the_session_ownership_is_taken_again_or_refused()
     deferred_commit(&keeper, &group, &batch(&topic, 2, 2));
     std::thread::sleep(Duration::from_secs(7));
     ensemble.node("thaw", 1);
-    let after = commit_until_written(&keeper, &group, &[(TopicPartition::new(&topic, 0), 3)]);
+    let after = commit_until_written(
+        &keeper,
+        &group,
+        &[(TopicPartition::new(topic.as_str(), 0), 3)],
+    );
     assert_eq!(after.pending, 0, "{after:?}");
     assert_eq!(
         stored(&ensemble.connect, &group, &topic),

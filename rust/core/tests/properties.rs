@@ -40,7 +40,7 @@ proptest! {
         let group = unique("g");
         let batch = |offsets: [i64; 4]| -> Vec<(TopicPartition, i64)> {
             offsets.iter().enumerate()
-                .map(|(p, o)| (TopicPartition::new(&topic, p as i32), *o))
+                .map(|(p, o)| (TopicPartition::new(&*topic, p as i32), *o))
                 .collect()
         };
         let committer = keeper(&cluster);

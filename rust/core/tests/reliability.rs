@@ -70,7 +70,7 @@ fn a_concurrent_writer_makes_the_commit_fail_and_nothing_is_written() {
     else {
         panic!("expected a conflict, got {err:?}");
     };
-    assert_eq!(partition, &TopicPartition::new(&topic, 1));
+    assert_eq!(partition, &TopicPartition::new(&*topic, 1));
     assert!(
         detail.contains("version 0 holding 10") && detail.contains("version 1 holding 3"),
         "{err}"
@@ -404,7 +404,7 @@ fn threads_of_one_keeper_never_conflict_with_each_other() {
             scope.spawn(move || {
                 for round in 1..=20i64 {
                     let all: Vec<(TopicPartition, i64)> = (0..4)
-                        .map(|p| (TopicPartition::new(topic, p), round * 10 + t))
+                        .map(|p| (TopicPartition::new(topic.as_str(), p), round * 10 + t))
                         .collect();
                     keeper.commit(group, &all).unwrap();
                     if round % 5 == 0 {

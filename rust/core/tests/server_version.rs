@@ -40,7 +40,7 @@ fn srvr_tells_the_clusters_version_and_the_session_uses_it() {
     assert_eq!(keeper.zookeeper_server_version(), None);
     let (group, topic) = (unique("g"), unique("t"));
     keeper
-        .commit(&group, &[(TopicPartition::new(&topic, 0), 1)])
+        .commit(&group, &[(TopicPartition::new(&*topic, 0), 1)])
         .unwrap();
     assert_eq!(
         keeper.zookeeper_server_version(),
@@ -143,12 +143,12 @@ fn the_3_4_protocol_loads_and_commits_with_creates() {
 
     // The commit creates the offset nodes, the next one changes one of them.
     let offsets: Vec<_> = (0..3)
-        .map(|p| (TopicPartition::new(&topic, p), 0))
+        .map(|p| (TopicPartition::new(&*topic, p), 0))
         .collect();
     let summary = keeper.commit(&group, &offsets).unwrap();
     assert_eq!((summary.written, summary.requests), (3, 1));
     let summary = keeper
-        .commit(&group, &[(TopicPartition::new(&topic, 0), 3)])
+        .commit(&group, &[(TopicPartition::new(&*topic, 0), 3)])
         .unwrap();
     assert_eq!(summary.written, 1);
     assert_eq!(zk.get(&offset_path(&group, &topic, 0)), Some(b"3".to_vec()));

@@ -55,6 +55,6 @@ fn without_a_truststore_kafka_and_zookeeper_tls_trust_ssl_cert_file() {
     let loaded = keeper.load(&group, topics).expect("load over TLS");
     assert_eq!(loaded.offsets().map(|(_, o)| o).collect::<Vec<_>>(), [0]);
     keeper
-        .commit(&group, &[(TopicPartition::new(&topic, 0), 0)])
+        .commit(&group, &[(TopicPartition::new(&*topic, 0), 0)])
         .expect("commit over TLS");
 }

@@ -79,8 +79,8 @@ pub fn same_lengths(names: &[&str], lengths: &[usize]) -> Result<()> {
 
 /// Per entry, the topic named by its index into `names`. Topics cross the boundary once each
 /// with an index per entry: a batch names each topic many times, and each string conversion
-/// costs more than the rest of an entry.
-pub fn indexed_topics(names: &[String], index: &[i32]) -> Result<Vec<String>> {
+/// costs more than the rest of an entry. With shared names (`Arc<str>`) no entry allocates.
+pub fn indexed_topics<T: Clone>(names: &[T], index: &[i32]) -> Result<Vec<T>> {
     index
         .iter()
         .enumerate()

@@ -8,6 +8,8 @@ mod convert;
 mod errors;
 mod logging;
 
+use std::sync::Arc;
+
 use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::jlong;
 use jni::{Env, EnvUnowned};
@@ -176,7 +178,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
             let stale_topics: Vec<String> = loaded
                 .stale
                 .iter()
-                .map(|s| s.partition.topic.clone())
+                .map(|s| s.partition.topic.to_string())
                 .collect();
             let stale_partitions: Vec<i32> =
                 loaded.stale.iter().map(|s| s.partition.partition).collect();
@@ -238,7 +240,10 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
         .with_env(|env| -> Result<JLongArray<'local>> {
             let engine = keeper(handle)?;
             let group = string(env, &group, "group")?;
-            let names = strings(env, &topic_names, "topicNames")?;
+            let names: Vec<Arc<str>> = strings(env, &topic_names, "topicNames")?
+                .into_iter()
+                .map(Arc::from)
+                .collect();
             let index = ints(env, &topic_index, "topicIndex")?;
             let partitions = ints(env, &partitions, "partitions")?;
             let offsets = longs(env, &offsets, "offsets")?;
@@ -405,7 +410,7 @@ fn inspected_columns<'local, R>(
     view: impl Fn(&R) -> (&TopicPartition, &Stored, PartitionRange),
 ) -> Result<Vec<JObject<'local>>> {
     let rows: Vec<_> = rows.iter().map(view).collect();
-    let (names, index) = topic_index(rows.iter().map(|(tp, _, _)| tp.topic.as_str()));
+    let (names, index) = topic_index(rows.iter().map(|(tp, _, _)| tp.topic.as_ref()));
     let partitions: Vec<i32> = rows.iter().map(|(tp, _, _)| tp.partition).collect();
     let (kinds, offsets): (Vec<i8>, Vec<i64>) = rows
         .iter()

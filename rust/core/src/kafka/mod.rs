@@ -243,7 +243,12 @@ impl Brokers {
                 topic: topic.clone(),
                 bootstrap: self.settings.bootstrap.clone(),
             })?;
-            partitions.extend(numbers.iter().map(|n| TopicPartition::new(topic, *n)));
+            let name: std::sync::Arc<str> = topic.as_str().into();
+            partitions.extend(
+                numbers
+                    .iter()
+                    .map(|n| TopicPartition::new(name.clone(), *n)),
+            );
             ids.insert(topic.clone(), id);
         }
         Ok((partitions, ids))
@@ -511,7 +516,7 @@ impl Brokers {
             self.pause(attempt, OPERATION, Retriable(cause)).await?;
             let topics: Vec<String> = again
                 .iter()
-                .map(|i| partitions[*i].topic.clone())
+                .map(|i| partitions[*i].topic.to_string())
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
@@ -754,9 +759,9 @@ impl ClusterView {
         partitions
             .map(|tp| {
                 let leaders = match last {
-                    Some((topic, leaders)) if topic == tp.topic => leaders,
+                    Some((topic, leaders)) if topic == &*tp.topic => leaders,
                     _ => {
-                        let leaders = self.leaders.get(&tp.topic);
+                        let leaders = self.leaders.get(&*tp.topic);
                         last = Some((&tp.topic, leaders));
                         leaders
                     }
@@ -777,7 +782,7 @@ fn request_topics<'p>(
     let mut topics: Vec<(&str, Vec<i32>)> = Vec::new();
     for tp in indices.iter().map(|i| &partitions[*i]) {
         match topics.last_mut() {
-            Some((topic, numbers)) if *topic == tp.topic => numbers.push(tp.partition),
+            Some((topic, numbers)) if *topic == &*tp.topic => numbers.push(tp.partition),
             _ => topics.push((&tp.topic, vec![tp.partition])),
         }
     }
@@ -800,7 +805,7 @@ impl<'p> AnswerIndex<'p> {
         for index in indices {
             let tp = &partitions[*index];
             match asked.last_mut() {
-                Some((topic, of_topic)) if *topic == tp.topic => of_topic.push(*index),
+                Some((topic, of_topic)) if *topic == &*tp.topic => of_topic.push(*index),
                 _ => asked.push((&tp.topic, vec![*index])),
             }
         }
