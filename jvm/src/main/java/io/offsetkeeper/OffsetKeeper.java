@@ -245,6 +245,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         final int[] partitions;
         final long[] offsets;
         private int size;
+        // The last entry's topic: entries come in runs of one topic's partitions, sharing one
+        // String, and a run needs no map lookup (which counts before the JIT compiles this).
+        private String lastTopic;
+        private int lastId;
 
         Batch(int entries) {
             topicIndex = new int[entries];
@@ -253,13 +257,17 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
 
         void add(String topic, int partition, long offset) {
-            Integer id = ids.get(topic);
-            if (id == null) {
-                id = names.size();
-                ids.put(topic, id);
-                names.add(topic);
+            if (topic != lastTopic) {
+                Integer id = ids.get(topic);
+                if (id == null) {
+                    id = names.size();
+                    ids.put(topic, id);
+                    names.add(topic);
+                }
+                lastTopic = topic;
+                lastId = id;
             }
-            topicIndex[size] = id;
+            topicIndex[size] = lastId;
             partitions[size] = partition;
             offsets[size] = offset;
             size++;
