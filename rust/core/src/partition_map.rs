@@ -50,20 +50,8 @@ impl<V> PartitionMap<V> {
         &'a self,
         partitions: impl IntoIterator<Item = &'p TopicPartition>,
     ) -> Vec<Option<&'a V>> {
-        let mut run: Option<(&str, Option<&FxHashMap<i32, V>>)> = None;
-        partitions
-            .into_iter()
-            .map(|tp| {
-                let of_topic = match run {
-                    Some((topic, of_topic)) if topic == &*tp.topic => of_topic,
-                    _ => {
-                        let of_topic = self.topics.get(&*tp.topic);
-                        run = Some((&tp.topic, of_topic));
-                        of_topic
-                    }
-                };
-                of_topic?.get(&tp.partition)
-            })
+        by_topic_runs(partitions, |topic| self.topics.get(topic))
+            .map(|(of_topic, tp)| of_topic?.get(&tp.partition))
             .collect()
     }
 }
@@ -72,6 +60,26 @@ impl<V: Default> PartitionMap<V> {
     pub(crate) fn entry_or_default(&mut self, tp: &TopicPartition) -> &mut V {
         self.topic_mut(&tp.topic).entry(tp.partition).or_default()
     }
+}
+
+/// Each of `partitions` with what `lookup` finds for its topic, looked up once per run of one
+/// topic's partitions.
+pub(crate) fn by_topic_runs<'m, 'p, M: ?Sized + 'm>(
+    partitions: impl IntoIterator<Item = &'p TopicPartition>,
+    lookup: impl Fn(&str) -> Option<&'m M>,
+) -> impl Iterator<Item = (Option<&'m M>, &'p TopicPartition)> {
+    let mut run: Option<(&'p str, Option<&'m M>)> = None;
+    partitions.into_iter().map(move |tp| {
+        let found = match run {
+            Some((topic, found)) if topic == &*tp.topic => found,
+            _ => {
+                let found = lookup(&tp.topic);
+                run = Some((&tp.topic, found));
+                found
+            }
+        };
+        (found, tp)
+    })
 }
 
 #[cfg(test)]

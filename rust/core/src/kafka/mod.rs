@@ -755,17 +755,8 @@ impl ClusterView {
         &self,
         partitions: impl Iterator<Item = &'p TopicPartition>,
     ) -> Vec<Option<i32>> {
-        let mut last: Option<(&str, Option<&Vec<i32>>)> = None;
-        partitions
-            .map(|tp| {
-                let leaders = match last {
-                    Some((topic, leaders)) if topic == &*tp.topic => leaders,
-                    _ => {
-                        let leaders = self.leaders.get(&*tp.topic);
-                        last = Some((&tp.topic, leaders));
-                        leaders
-                    }
-                };
+        crate::partition_map::by_topic_runs(partitions, |topic| self.leaders.get(topic))
+            .map(|(leaders, tp)| {
                 let number = usize::try_from(tp.partition).ok()?;
                 leaders?.get(number).copied().filter(|id| *id >= 0)
             })
