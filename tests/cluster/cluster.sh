@@ -21,6 +21,12 @@
 #      OFFSETKEEPER_KAFKA_CLASSPATH    classpath file for Kafka only (default: the one above);
 #                                      the compatibility matrix mixes versions (tests/compat)
 #      OFFSETKEEPER_CLUSTER_TIMEOUT    seconds to wait for a server to come up (default 90)
+#      OFFSETKEEPER_CLUSTER_BROKERS    Kafka brokers of `start` (default 1); broker i > 0 runs
+#                                      as role kafka<i> under DIR/kafka<i>. One process holds
+#                                      one file descriptor per partition, so a cluster past the
+#                                      fd limit's worth of partitions needs more than one.
+#      OFFSETKEEPER_ZK_HEAP, OFFSETKEEPER_KAFKA_HEAP   -Xmx of ZooKeeper (default 1g) and of
+#                                      each broker (default 512m)
 #      JAVA_HOME                       JVM to use (default: java on PATH)
 set -euo pipefail
 
@@ -33,6 +39,10 @@ TIMEOUT=${OFFSETKEEPER_CLUSTER_TIMEOUT:-90}
 STOP_TIMEOUT=30
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
 BROKER_ID=0
+BROKERS=${OFFSETKEEPER_CLUSTER_BROKERS:-1}
+[[ "$BROKERS" =~ ^[1-9][0-9]*$ ]] || { echo "cluster.sh: OFFSETKEEPER_CLUSTER_BROKERS is '$BROKERS'; allowed: a whole number of at least 1" >&2; exit 1; }
+ZK_HEAP=${OFFSETKEEPER_ZK_HEAP:-1g}
+KAFKA_HEAP=${OFFSETKEEPER_KAFKA_HEAP:-512m}
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 log() { echo "cluster.sh: $*" >&2; }
@@ -148,7 +158,7 @@ start_zk() {
   load_ports
   ! pid_of zk >/dev/null || die "ZooKeeper of $DIR is already running"
   read_classpath "$ZK_CLASSPATH_FILE"
-  launch zk 1g -Dzookeeper.jmx.log4j.disable=true \
+  launch zk "$ZK_HEAP" -Dzookeeper.jmx.log4j.disable=true \
     org.apache.zookeeper.server.ZooKeeperServerMain "$DIR/zk/zoo.cfg"
   wait_for zk "ruok answer on 127.0.0.1:$ZK_PORT" zk-ok "127.0.0.1:$ZK_PORT"
   log "ZooKeeper up on 127.0.0.1:$ZK_PORT"
@@ -169,7 +179,7 @@ start_kafka() {
       sleep 0.5
     done
   fi
-  launch kafka 512m kafka.Kafka "$DIR/kafka/server.properties"
+  launch kafka "$KAFKA_HEAP" kafka.Kafka "$DIR/kafka/server.properties"
   wait_for kafka "registration /brokers/ids/$BROKER_ID" \
     zk-ephemeral "127.0.0.1:$ZK_PORT" "/brokers/ids/$BROKER_ID"
   wait_for kafka "metadata answer on 127.0.0.1:$KAFKA_PORT" \
@@ -177,10 +187,41 @@ start_kafka() {
   log "Kafka up on 127.0.0.1:$KAFKA_PORT"
 }
 
+# Brokers 1..BROKERS-1 of `start`: broker 0's configuration with their own id, port and data.
+start_extra_brokers() {
+  local i port ports
+  ((BROKERS > 1)) || return 0
+  ports=$(probe free-ports $((BROKERS - 1))) || die "could not find free loopback ports"
+  i=1
+  for port in $ports; do
+    mkdir -p "$DIR/kafka$i/data"
+    sed -e "s|^broker.id=.*|broker.id=$i|" \
+      -e "s|^listeners=.*|listeners=PLAINTEXT://127.0.0.1:$port|" \
+      -e "s|^log.dirs=.*|log.dirs=$DIR/kafka$i/data|" \
+      "$DIR/kafka/server.properties" >"$DIR/kafka$i/server.properties"
+    echo "KAFKA${i}_PORT=$port" >>"$DIR/ports.env"
+    launch "kafka$i" "$KAFKA_HEAP" kafka.Kafka "$DIR/kafka$i/server.properties"
+    wait_for "kafka$i" "broker $i in the metadata of 127.0.0.1:$port" \
+      kafka-brokers "127.0.0.1:$port" $((i + 1)) "$i"
+    log "Kafka broker $i up on 127.0.0.1:$port"
+    i=$((i + 1))
+  done
+}
+
+# The running servers' roles, brokers first (in the order to stop them).
+roles() {
+  local f
+  for f in "$DIR"/kafka[0-9]*.pid; do
+    [ -e "$f" ] && basename "$f" .pid
+  done
+  echo kafka
+  echo zk
+}
+
 # Fresh ports, configs and empty data dirs; DIR's other files (classpath.txt) are left alone.
 configure() {
   local ports
-  rm -rf "$DIR/zk" "$DIR/kafka" "$DIR/logs" "$DIR/cluster.env" "$DIR/ports.env" \
+  rm -rf "$DIR/zk" "$DIR/kafka" "$DIR"/kafka[0-9]* "$DIR/logs" "$DIR/cluster.env" "$DIR/ports.env" \
     "$DIR/secure" "$DIR/secure.env" "$DIR/zk.jvmflags" "$DIR/kafka.jvmflags"
   mkdir -p "$DIR/zk/data" "$DIR/kafka/data" "$DIR/logs"
   ports=$(probe free-ports 2) || die "could not find free loopback ports"
@@ -319,7 +360,7 @@ write_secure_env() {
 STARTED=()
 cleanup() {
   local r
-  for r in kafka zk; do
+  for r in $(roles); do
     [[ " ${STARTED[*]} " != *" $r "* ]] || stop_role "$r"
   done
 }
@@ -329,13 +370,13 @@ case $CMD in
   start)
     if pid_of kafka >/dev/null || pid_of zk >/dev/null; then
       log "a cluster is still running from $DIR; restarting it fresh"
-      stop_role kafka
-      stop_role zk
+      for r in $(roles); do stop_role "$r"; done
     fi
     read_classpath
     configure
     start_zk
     start_kafka
+    start_extra_brokers
     printf 'OFFSETKEEPER_ZK=127.0.0.1:%s\nOFFSETKEEPER_BOOTSTRAP=127.0.0.1:%s\n' \
       "$ZK_PORT" "$KAFKA_PORT" >"$DIR/cluster.env.tmp"
     mv "$DIR/cluster.env.tmp" "$DIR/cluster.env"
@@ -357,11 +398,10 @@ case $CMD in
     log "secured cluster ready; env in $DIR/secure.env"
     ;;
   stop)
-    stop_role kafka
-    stop_role zk
+    for r in $(roles); do stop_role "$r"; done
     ;;
   status)
-    for r in zk kafka; do
+    for r in $(roles); do
       if p=$(pid_of "$r"); then echo "$r running (pid $p)"; else echo "$r stopped"; fi
     done
     ;;

@@ -6,7 +6,8 @@
 //! A load is one Metadata request for all the topics, then at the same time one ZooKeeper
 //! multi-read of every partition's znode and, per side (earliest, latest), one ListOffsets per
 //! leader, the two sides on two connections. A commit is one ZooKeeper multi of `setData`s, for
-//! exactly the changed offsets.
+//! exactly the changed offsets. A multi past ZooKeeper's packet limit (1 MB) is sent as several,
+//! all in flight at once.
 //!
 //! The Java harness (tests/bench) starts this program once and drives it over stdin, one
 //! command a line; each answer is one line `ok NANOS COUNT` (time measured here, around the
@@ -35,6 +36,12 @@ use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
 const CLIENT_ID: &str = "offsetkeeper-floor";
+
+/// ZooKeeper's default `jute.maxbuffer`, the largest packet a server reads, less 1 KiB for the
+/// request's header (the engine's bound too).
+const MAX_REQUEST_BYTES: usize = 0xfffff - 1024;
+/// Bytes a multi's op takes besides its path and data (jute: header, lengths, version or watch).
+const OP_BYTES: usize = 9 + 4 + 4 + 4;
 
 type Result<T> = std::result::Result<T, String>;
 
@@ -132,19 +139,22 @@ impl Floor {
             .map(|(topic, p)| format!("/consumers/{group}/offsets/{topic}/{p}"))
             .collect();
         let start = Instant::now();
-        self.runtime.block_on(async {
-            let mut writer = clients.zk.new_multi_writer();
-            for path in &paths {
+        let (zk, value) = (&clients.zk, value.as_bytes());
+        self.runtime.block_on(futures::future::try_join_all(
+            request_chunks(&paths, value.len()).map(|chunk| async move {
+                let mut writer = zk.new_multi_writer();
+                for path in chunk {
+                    writer
+                        .add_set_data(path, value, None)
+                        .map_err(|e| e.to_string())?;
+                }
                 writer
-                    .add_set_data(path, value.as_bytes(), None)
-                    .map_err(|e| e.to_string())?;
-            }
-            writer
-                .commit()
-                .await
-                .map(|_| ())
-                .map_err(|e| format!("multi-write: {e}"))
-        })?;
+                    .commit()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| format!("multi-write: {e}"))
+            }),
+        ))?;
         Ok((start.elapsed().as_nanos(), paths.len()))
     }
 }
@@ -193,9 +203,10 @@ async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<u
             kafka.leaders.insert(leader.clone(), [pair.0, pair.1]);
         }
     }
-    let read = async {
+    let zk = &*zk;
+    let read = futures::future::try_join_all(request_chunks(&paths, 0).map(|chunk| async move {
         let mut reader = zk.new_multi_reader();
-        for path in &paths {
+        for path in chunk {
             reader.add_get_data(path).map_err(|e| e.to_string())?;
         }
         let results = reader
@@ -203,7 +214,8 @@ async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<u
             .await
             .map_err(|e| format!("multi-read: {e}"))?;
         Ok::<usize, String>(results.len())
-    };
+    }));
+    let read = async { Ok::<usize, String>(read.await?.into_iter().sum()) };
     let lists =
         futures::future::try_join_all(kafka.leaders.iter_mut().filter_map(|(leader, pair)| {
             let topics = by_leader.get(leader)?;
@@ -225,6 +237,28 @@ async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<u
         ));
     }
     Ok(paths.len())
+}
+
+/// Consecutive runs of `paths` whose multi (ops of `data_bytes` of data each) fits one request.
+fn request_chunks(paths: &[String], data_bytes: usize) -> impl Iterator<Item = &[String]> {
+    let mut rest = paths;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut bytes = 0;
+        let len = rest
+            .iter()
+            .take_while(|path| {
+                bytes += path.len() + data_bytes + OP_BYTES;
+                bytes <= MAX_REQUEST_BYTES
+            })
+            .count()
+            .max(1);
+        let (chunk, tail) = rest.split_at(len);
+        rest = tail;
+        Some(chunk)
+    })
 }
 
 /// One ListOffsets request; the number of partitions answered without error.

@@ -331,12 +331,16 @@ impl ZkStore {
             .collect();
         let mut nodes = Vec::with_capacity(paths.len());
         let mut listings = Vec::with_capacity(dirs.len());
-        for chunk in chunks_by_size(&reads, |read| read.path().len() + READ_OP_BYTES) {
-            for answer in self.read_chunk(chunk).await? {
-                match answer {
-                    Answer::Node(node) => nodes.push(node),
-                    Answer::Children(children) => listings.push(children),
-                }
+        // Past one request's size the chunks go out together: a session answers in order, and
+        // the server reads the next chunk while this client parses the last answer.
+        let chunks = chunks_by_size(&reads, |read| read.path().len() + READ_OP_BYTES);
+        let answers =
+            futures::future::try_join_all(chunks.into_iter().map(|chunk| self.read_chunk(chunk)))
+                .await?;
+        for answer in answers.into_iter().flatten() {
+            match answer {
+                Answer::Node(node) => nodes.push(node),
+                Answer::Children(children) => listings.push(children),
             }
         }
         Ok((nodes, listings))
