@@ -162,8 +162,13 @@ configure() {
     voters+="${voters:+,}$i@127.0.0.1:${ports[$((2 * (i - 1) + 1))]}"
   done
   rf=$((n < 3 ? n : 3))
-  # A cluster id is 16 random bytes, URL-safe base64 without padding (what random-uuid prints).
-  cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+  # A cluster id is 16 random bytes, URL-safe base64 without padding (what random-uuid prints),
+  # and, as Kafka's Uuid.randomUuid() makes sure, not starting with '-': the storage tool would
+  # take such an id (one in 64) for an option and fail.
+  cluster_id=$(python3 -c 'import base64, uuid
+while (id := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"):
+    pass
+print(id)')
   for ((i = 1; i <= n; i++)); do
     mkdir -p "$DIR/kafka$i/data"
     cat >"$DIR/kafka$i/server.properties" <<CFG
