@@ -268,6 +268,8 @@ enum Role {
     Leaf(usize),
     /// The topic ID written into a topic folder; the index of an entry of that topic.
     Identity(usize),
+    /// The check that the request before this one was applied: of the entry it wrote.
+    Chain(usize),
 }
 
 /// Why one attempt did not commit.
@@ -833,11 +835,22 @@ impl OffsetKeeper {
             .as_ref()
             .map_or(0, |(op, _)| op.estimated_bytes());
         let identity_bytes: usize = identities.iter().map(|(op, _)| op.estimated_bytes()).sum();
+        // Room for the check that chains a request to the one before it (see `chain`), at most
+        // a leaf's size.
+        let chain_bytes = if self.fencing {
+            leaves
+                .iter()
+                .map(|(op, _)| op.estimated_bytes())
+                .max()
+                .unwrap_or(0)
+        } else {
+            0
+        };
         let mut lengths: Vec<usize> = chunks_beside(
             &leaves,
             |(op, _)| op.estimated_bytes(),
-            head_bytes.saturating_sub(check_bytes),
-            check_bytes + identity_bytes,
+            head_bytes.saturating_sub(check_bytes + chain_bytes),
+            check_bytes + chain_bytes + identity_bytes,
         )
         .iter()
         .map(|chunk| chunk.len())
@@ -866,10 +879,41 @@ impl OffsetKeeper {
                 chunks.len()
             );
         }
-        for (number, chunk) in chunks.iter().enumerate() {
-            let ops: Vec<&WriteOp> = chunk.iter().map(|(op, _)| op).collect();
-            let outcome = match self.store.multi(&ops).await {
-                Ok(outcome) => outcome,
+        let outcomes = if self.fencing && chunks.len() > 1 {
+            // All at once: each request after the first checks a node the one before it
+            // writes, at the version that write gives it, so that a refused request refuses
+            // the ones after it too, as when they go one after the other.
+            chain(&mut chunks, entries, layout);
+            let requests: Vec<Vec<&WriteOp>> = chunks
+                .iter()
+                .map(|chunk| chunk.iter().map(|(op, _)| op).collect())
+                .collect();
+            self.store
+                .multis_in_order(&requests)
+                .await
+                .map_err(Failed::Final)?
+        } else {
+            // Without fencing the versions are not known: one after the other, up to the
+            // first that does not go through.
+            let mut outcomes = Vec::with_capacity(chunks.len());
+            for chunk in &chunks {
+                let ops: Vec<&WriteOp> = chunk.iter().map(|(op, _)| op).collect();
+                let outcome = self.store.multi(&ops).await;
+                let went_through = matches!(outcome, Ok(Ok(_)));
+                outcomes.push(outcome);
+                if !went_through {
+                    break;
+                }
+            }
+            outcomes
+        };
+        // Every answer is taken in, also after a refusal: a request that went through stays
+        // written, and the next commit builds on what it wrote.
+        let mut failure = None;
+        let mut refusal = None;
+        let mut applied_before = 0;
+        for (number, (chunk, outcome)) in chunks.iter().zip(outcomes).enumerate() {
+            match outcome {
                 Err(err) => {
                     // The request failed on the way: it may or may not have been applied.
                     if self.fencing {
@@ -897,12 +941,13 @@ impl OffsetKeeper {
                             }
                         }
                     }
-                    return Err(Failed::Final(err));
+                    failure.get_or_insert(err);
                 }
-            };
-            match outcome {
-                Ok(applied) => {
+                Ok(Ok(applied)) => {
                     summary.requests += 1;
+                    if refusal.is_none() {
+                        applied_before += 1;
+                    }
                     for ((op, role), applied) in chunk.iter().zip(applied) {
                         match role {
                             Role::Dir => {
@@ -932,7 +977,7 @@ impl OffsetKeeper {
                                     seen.old.clear();
                                 }
                             }
-                            Role::OwnerCheck => {}
+                            Role::OwnerCheck | Role::Chain(_) => {}
                             Role::Leaf(i) => {
                                 let entry = &entries[*i];
                                 let seen = tracker.nodes.entry_or_default(entry.partition);
@@ -945,29 +990,37 @@ impl OffsetKeeper {
                         }
                     }
                 }
-                Err(refused) => {
-                    let Some((op, role)) = chunk.get(refused.index) else {
-                        // The server named an operation the multi does not have.
-                        return Err(Failed::Final(Error::ZooKeeper {
-                            operation: "multi-write",
-                            path: chunk.first().map_or("/", |(op, _)| op.path()).to_string(),
-                            source: refused.error,
-                        }));
-                    };
-                    let applied_before = number;
-                    return Err(self
-                        .refused(
-                            tracker,
-                            layout,
-                            entries,
-                            op,
-                            *role,
-                            refused.error,
-                            applied_before,
-                        )
-                        .await);
+                Ok(Err(refused)) => {
+                    refusal.get_or_insert((number, refused));
                 }
             }
+        }
+        if let Some(err) = failure {
+            return Err(Failed::Final(err));
+        }
+        if let Some((number, refused)) = refusal {
+            let Some((op, role)) = chunks[number].get(refused.index) else {
+                // The server named an operation the multi does not have.
+                return Err(Failed::Final(Error::ZooKeeper {
+                    operation: "multi-write",
+                    path: chunks[number]
+                        .first()
+                        .map_or("/", |(op, _)| op.path())
+                        .to_string(),
+                    source: refused.error,
+                }));
+            };
+            return Err(self
+                .refused(
+                    tracker,
+                    layout,
+                    entries,
+                    op,
+                    *role,
+                    refused.error,
+                    applied_before,
+                )
+                .await);
         }
         if in_batch.is_some() {
             tracker.forget_old(entries);
@@ -1066,7 +1119,11 @@ impl OffsetKeeper {
                 }
                 Failed::Again(zk_error(error))
             }
-            (Role::Leaf(i), zk::Error::BadVersion | zk::Error::NodeExists | zk::Error::NoNode) => {
+            // A node the request before this one wrote changed in between: a conflict too.
+            (
+                Role::Leaf(i) | Role::Chain(i),
+                zk::Error::BadVersion | zk::Error::NodeExists | zk::Error::NoNode,
+            ) => {
                 let entry = &entries[i];
                 if !self.fencing {
                     // Changed between the read and the write: read again.
@@ -1097,6 +1154,36 @@ impl OffsetKeeper {
                 })
             }
             _ => Failed::Final(zk_error(error)),
+        }
+    }
+}
+
+/// Starts each request after the first with a check of one node the request before it writes,
+/// at the version that write gives it: a changed node's (a created node's version 0 says less).
+fn chain(chunks: &mut [Vec<(WriteOp, Role)>], entries: &[Entry<'_>], layout: &GroupLayout<'_>) {
+    for number in 1..chunks.len() {
+        let before = &chunks[number - 1];
+        let changed = before.iter().rev().find_map(|(op, role)| match (op, role) {
+            (
+                WriteOp::SetData {
+                    version: Some(v), ..
+                },
+                Role::Leaf(i),
+            ) => Some((*i, v.wrapping_add(1))),
+            _ => None,
+        });
+        let created = || {
+            before.iter().rev().find_map(|(op, role)| match (op, role) {
+                (WriteOp::Create { .. }, Role::Leaf(i)) => Some((*i, 0)),
+                _ => None,
+            })
+        };
+        if let Some((i, version)) = changed.or_else(created) {
+            let check = WriteOp::Check {
+                path: entries[i].path(layout),
+                version,
+            };
+            chunks[number].insert(0, (check, Role::Chain(i)));
         }
     }
 }

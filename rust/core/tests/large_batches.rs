@@ -4,7 +4,7 @@
 
 mod support;
 
-use offsetkeeper::{OffsetKeeper, Stored, TopicPartition, ZkConfig};
+use offsetkeeper::{Error, OffsetKeeper, Stored, TopicPartition, ZkConfig};
 use support::{cluster, keeper, offset_path, unique, Kafka, Zk};
 
 /// ZooKeeper's default `jute.maxbuffer`: the largest packet a server reads.
@@ -106,6 +106,23 @@ fn commits_and_reads_of_20000_partitions_pass_one_packet_and_stay_exact() {
     assert_eq!(
         zk.get(&offset_path(&group, &tp.topic, tp.partition)),
         Some(offset.to_string().into_bytes())
+    );
+
+    // Another writer changes a node of the first request: the batch's first request is
+    // refused, and the second, sent with it, checks what the first writes and is refused too.
+    let (tp, _) = &third[10];
+    zk.put(&offset_path(&group, &tp.topic, tp.partition), b"42");
+    let fifth = batch(&topics, 5_000, 4_000_000);
+    let err = keeper.commit(&group, &fifth).unwrap_err();
+    assert!(
+        matches!(&err, Error::CommitConflict { partition, .. } if partition == tp),
+        "{err}"
+    );
+    let (last, offset) = &third[19_999];
+    assert_eq!(
+        zk.get(&offset_path(&group, &last.topic, last.partition)),
+        Some(offset.to_string().into_bytes()),
+        "the second request must not apply when the first was refused"
     );
 
     // A second keeper that read nothing yet commits over all of them (fenced: it reads the

@@ -475,18 +475,68 @@ impl ZkStore {
                 }
             })
             .await?;
-        Ok(outcome.map(|results| {
-            results
-                .into_iter()
-                .map(|result| match result {
-                    zk::MultiWriteResult::Create { .. } => Applied::Written { version: 0 },
-                    zk::MultiWriteResult::SetData { stat } => Applied::Written {
-                        version: stat.version,
-                    },
-                    _ => Applied::Other,
-                })
-                .collect()
-        }))
+        Ok(outcome.map(applied))
+    }
+
+    /// Sends several multis at once on one session, in the order given, and returns each one's
+    /// outcome, also when an earlier one failed: ZooKeeper applies a session's requests in the
+    /// order they were sent, so a later multi can check what an earlier one wrote. The outer
+    /// error means nothing was sent (no session). When every request found the session lost,
+    /// none was applied, and all are sent once more on a new session, by the same deadline.
+    pub async fn multis_in_order<W: Borrow<WriteOp> + Sync>(
+        &self,
+        requests: &[Vec<W>],
+    ) -> Result<Vec<Result<std::result::Result<Vec<Applied>, Refused>>>> {
+        let first_path = |ops: &[W]| ops.first().map_or("/", |op| op.borrow().path()).to_string();
+        let attempt = || async {
+            let client = self.client().await?;
+            let acls = self.config.security.acls();
+            let left = self.time_left();
+            // Each request is sent when it is started, before any answer is awaited.
+            let started: Vec<_> = requests
+                .iter()
+                .map(|ops| Self::start_multi(&client, acls, ops))
+                .collect();
+            let replies = futures::future::join_all(started.into_iter().map(|started| async {
+                match started {
+                    Ok(reply) => tokio::time::timeout(left, reply).await,
+                    Err(not_sent) => Ok(Err(not_sent)),
+                }
+            }))
+            .await;
+            Ok::<_, Error>(replies)
+        };
+        let lost = |reply: &std::result::Result<std::result::Result<_, zk::MultiWriteError>, _>| {
+            matches!(
+                reply,
+                Ok(Err(zk::MultiWriteError::RequestFailed {
+                    source: zk::Error::SessionExpired | zk::Error::ClientClosed
+                }))
+            )
+        };
+        let mut replies = attempt().await?;
+        if !replies.is_empty() && replies.iter().all(lost) {
+            log::warn!("ZooKeeper session lost; opening a new session");
+            *self.session.lock().await = None;
+            replies = attempt().await?;
+        }
+        Ok(replies
+            .into_iter()
+            .zip(requests)
+            .map(|(reply, ops)| match reply {
+                Ok(Ok(results)) => Ok(Ok(applied(results))),
+                Ok(Err(zk::MultiWriteError::OperationFailed { index, source })) => {
+                    Ok(Err(Refused {
+                        index,
+                        error: source,
+                    }))
+                }
+                Ok(Err(zk::MultiWriteError::RequestFailed { source })) => {
+                    Err(self.failed("multi-write", &first_path(ops), source))
+                }
+                Err(_elapsed) => Err(self.timeout("multi-write")),
+            })
+            .collect())
     }
 
     /// Sends the operations in as many multi requests as their size needs, in order, stopping
@@ -510,6 +560,19 @@ impl ZkStore {
         acls: zk::Acls<'_>,
         ops: &[W],
     ) -> std::result::Result<Vec<zk::MultiWriteResult>, zk::MultiWriteError> {
+        Self::start_multi(client, acls, ops)?.await
+    }
+
+    /// Sends the multi now (not when the future is first polled), so that requests started one
+    /// after the other reach the server in that order.
+    fn start_multi<'c, W: Borrow<WriteOp>>(
+        client: &'c zk::Client,
+        acls: zk::Acls<'_>,
+        ops: &[W],
+    ) -> std::result::Result<
+        impl Future<Output = std::result::Result<Vec<zk::MultiWriteResult>, zk::MultiWriteError>> + 'c,
+        zk::MultiWriteError,
+    > {
         let persistent = zk::CreateMode::Persistent.with_acls(acls);
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(acls);
         let mut writer = client.new_multi_writer();
@@ -529,7 +592,7 @@ impl ZkStore {
             };
             added.map_err(|source| zk::MultiWriteError::RequestFailed { source })?;
         }
-        writer.commit().await
+        Ok(writer.commit())
     }
 
     /// Applies the operations on the current session only, if it is still connected, within
@@ -854,6 +917,20 @@ impl ZkStore {
             zk_error(operation, path, source)
         }
     }
+}
+
+/// What each operation of an applied multi did.
+fn applied(results: Vec<zk::MultiWriteResult>) -> Vec<Applied> {
+    results
+        .into_iter()
+        .map(|result| match result {
+            zk::MultiWriteResult::Create { .. } => Applied::Written { version: 0 },
+            zk::MultiWriteResult::SetData { stat } => Applied::Written {
+                version: stat.version,
+            },
+            _ => Applied::Other,
+        })
+        .collect()
 }
 
 fn zk_error(operation: &'static str, path: &str, source: zk::Error) -> Error {
