@@ -27,7 +27,7 @@ use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
 use crate::keeper::{check_commit, CommitSummary, OffsetKeeper};
-use crate::partition_map::PartitionMap;
+use crate::partition_map::{same_topic, PartitionMap};
 use crate::runtime::runtime;
 use crate::validate::Stored;
 use crate::zookeeper::layout::{
@@ -606,7 +606,7 @@ impl OffsetKeeper {
         for entry in entries {
             let topic = entry.partition.topic.as_ref();
             // A batch's partitions come in runs of one topic: one set lookup per run.
-            if last_topic == Some(topic) {
+            if last_topic.is_some_and(|last| same_topic(last, topic)) {
                 continue;
             }
             last_topic = Some(topic);

@@ -839,7 +839,6 @@ pub fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()
         let topic = &run[0].0.topic;
         check_name("topic", topic)?;
         let of_topic = seen.topic_mut(topic);
-        of_topic.reserve(run.len());
         for (tp, offset) in run {
             check_partition(&tp.topic, tp.partition)?;
             if *offset < 0 {

@@ -8,7 +8,7 @@ use crate::TopicPartition;
 
 #[derive(Debug)]
 pub(crate) struct PartitionMap<V> {
-    topics: FxHashMap<String, FxHashMap<i32, V>>,
+    topics: FxHashMap<String, Slots<V>>,
 }
 
 impl<V> Default for PartitionMap<V> {
@@ -21,17 +21,17 @@ impl<V> Default for PartitionMap<V> {
 
 impl<V> PartitionMap<V> {
     pub(crate) fn get(&self, tp: &TopicPartition) -> Option<&V> {
-        self.topics.get(&*tp.topic)?.get(&tp.partition)
+        self.topics.get(&*tp.topic)?.get(tp.partition)
     }
 
     pub(crate) fn get_mut(&mut self, tp: &TopicPartition) -> Option<&mut V> {
-        self.topics.get_mut(&*tp.topic)?.get_mut(&tp.partition)
+        self.topics.get_mut(&*tp.topic)?.get_mut(tp.partition)
     }
 
     /// The partitions of `topic`, created empty when missing (the name is copied only then).
-    pub(crate) fn topic_mut(&mut self, topic: &str) -> &mut FxHashMap<i32, V> {
+    pub(crate) fn topic_mut(&mut self, topic: &str) -> &mut Slots<V> {
         if !self.topics.contains_key(topic) {
-            self.topics.insert(topic.to_string(), FxHashMap::default());
+            self.topics.insert(topic.to_string(), Slots::default());
         }
         // Just inserted when missing.
         self.topics.get_mut(topic).expect("present")
@@ -42,7 +42,7 @@ impl<V> PartitionMap<V> {
     }
 
     pub(crate) fn remove(&mut self, tp: &TopicPartition) -> Option<V> {
-        self.topics.get_mut(&*tp.topic)?.remove(&tp.partition)
+        self.topics.get_mut(&*tp.topic)?.remove(tp.partition)
     }
 
     /// The value of each of `partitions`, in order; each run of one topic looks it up once.
@@ -51,14 +51,101 @@ impl<V> PartitionMap<V> {
         partitions: impl IntoIterator<Item = &'p TopicPartition>,
     ) -> Vec<Option<&'a V>> {
         by_topic_runs(partitions, |topic| self.topics.get(topic))
-            .map(|(of_topic, tp)| of_topic?.get(&tp.partition))
+            .map(|(of_topic, tp)| of_topic?.get(tp.partition))
             .collect()
     }
 }
 
 impl<V: Default> PartitionMap<V> {
     pub(crate) fn entry_or_default(&mut self, tp: &TopicPartition) -> &mut V {
-        self.topic_mut(&tp.topic).entry(tp.partition).or_default()
+        self.topic_mut(&tp.topic).entry_or_default(tp.partition)
+    }
+}
+
+/// One topic's values by partition number. Kafka numbers a topic's partitions 0 to n-1: those
+/// sit in a vector, read in order as a batch walks them (a hash map's scattered reads missed
+/// the cache at 20,000 partitions). A number far past the others goes in a map, so that no
+/// input makes the vector huge.
+#[derive(Debug)]
+pub(crate) struct Slots<V> {
+    dense: Vec<Option<V>>,
+    sparse: FxHashMap<i32, V>,
+}
+
+impl<V> Default for Slots<V> {
+    fn default() -> Self {
+        Slots {
+            dense: Vec::new(),
+            sparse: FxHashMap::default(),
+        }
+    }
+}
+
+impl<V> Slots<V> {
+    /// How far past its length the vector grows for one number: at most double, plus this.
+    const GROWTH: usize = 1024;
+
+    fn dense_index(&self, partition: i32) -> Option<usize> {
+        usize::try_from(partition)
+            .ok()
+            .filter(|i| *i < self.dense.len())
+    }
+
+    pub(crate) fn get(&self, partition: i32) -> Option<&V> {
+        match self.dense_index(partition) {
+            Some(i) => self.dense[i].as_ref(),
+            None => self.sparse.get(&partition),
+        }
+    }
+
+    pub(crate) fn get_mut(&mut self, partition: i32) -> Option<&mut V> {
+        match self.dense_index(partition) {
+            Some(i) => self.dense[i].as_mut(),
+            None => self.sparse.get_mut(&partition),
+        }
+    }
+
+    pub(crate) fn insert(&mut self, partition: i32, value: V) -> Option<V> {
+        if let Some(i) = self.dense_index(partition) {
+            return self.dense[i].replace(value);
+        }
+        match usize::try_from(partition) {
+            Ok(i) if i <= 2 * self.dense.len() + Self::GROWTH => {
+                let old = self.sparse.remove(&partition);
+                let from = self.dense.len();
+                self.dense.resize_with(i + 1, || None);
+                // Numbers the vector now covers leave the map.
+                if !self.sparse.is_empty() {
+                    for j in from..i {
+                        if let Some(moved) =
+                            i32::try_from(j).ok().and_then(|p| self.sparse.remove(&p))
+                        {
+                            self.dense[j] = Some(moved);
+                        }
+                    }
+                }
+                self.dense[i] = Some(value);
+                old
+            }
+            _ => self.sparse.insert(partition, value),
+        }
+    }
+
+    pub(crate) fn remove(&mut self, partition: i32) -> Option<V> {
+        match self.dense_index(partition) {
+            Some(i) => self.dense[i].take(),
+            None => self.sparse.remove(&partition),
+        }
+    }
+}
+
+impl<V: Default> Slots<V> {
+    pub(crate) fn entry_or_default(&mut self, partition: i32) -> &mut V {
+        if self.get(partition).is_none() {
+            self.insert(partition, V::default());
+        }
+        // Just inserted when missing.
+        self.get_mut(partition).expect("present")
     }
 }
 
@@ -71,7 +158,7 @@ pub(crate) fn by_topic_runs<'m, 'p, M: ?Sized + 'm>(
     let mut run: Option<(&'p str, Option<&'m M>)> = None;
     partitions.into_iter().map(move |tp| {
         let found = match run {
-            Some((topic, found)) if topic == &*tp.topic => found,
+            Some((topic, found)) if same_topic(topic, &tp.topic) => found,
             _ => {
                 let found = lookup(&tp.topic);
                 run = Some((&tp.topic, found));
@@ -80,6 +167,12 @@ pub(crate) fn by_topic_runs<'m, 'p, M: ?Sized + 'm>(
         };
         (found, tp)
     })
+}
+
+/// Whether two names are equal; a run's partitions share one name, found equal without
+/// comparing the bytes.
+pub(crate) fn same_topic(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 #[cfg(test)]
@@ -108,5 +201,32 @@ mod tests {
         assert_eq!(map.remove(&tp("b", 1)), Some(7));
         assert_eq!(map.remove(&tp("b", 1)), None);
         assert_eq!(map.get_each(&[tp("b", 1)]), vec![None]);
+    }
+
+    #[test]
+    fn far_partition_numbers_use_no_large_vector_and_move_in_when_reached() {
+        let mut slots = Slots::default();
+        assert_eq!(slots.insert(i32::MAX, 1), None);
+        assert_eq!(slots.insert(-3, 2), None);
+        assert_eq!(slots.insert(5_000, 3), None);
+        assert!(slots.dense.is_empty(), "{}", slots.dense.len());
+        assert_eq!(slots.insert(0, 4), None);
+        assert_eq!(slots.insert(1_000, 5), None);
+        assert_eq!(slots.insert(3_000, 6), None);
+        // 3,000 <= 2 * 1,001 + 1,024: in the vector; 5,000 is still past it, until the next.
+        assert_eq!(slots.dense.len(), 3_001);
+        assert_eq!(slots.insert(5_000, 7), Some(3));
+        assert_eq!(slots.dense.len(), 5_001);
+        assert!(!slots.sparse.contains_key(&5_000));
+        assert_eq!(
+            [i32::MAX, -3, 5_000, 0, 1_000, 3_000, 7].map(|p| slots.get(p).copied()),
+            [Some(1), Some(2), Some(7), Some(4), Some(5), Some(6), None]
+        );
+        assert_eq!(slots.remove(1_000), Some(5));
+        assert_eq!(slots.remove(1_000), None);
+        *slots.entry_or_default(9_000) += 10;
+        *slots.entry_or_default(9_000) += 1;
+        assert_eq!(slots.get(9_000), Some(&11));
+        assert!(same_topic("t", "t") && !same_topic("t", "u"));
     }
 }
