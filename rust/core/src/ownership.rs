@@ -301,7 +301,19 @@ impl Owners {
     /// Sends the group's queued owner nodes in the background, on the session that took the
     /// lock; if that session is gone, so is the lock, and the next acquisition starts over.
     pub(crate) async fn send_following(&self, store: &ZkStore, group: &str) {
-        let Some(Following::Queued { session, ops }) = self.following().remove(group) else {
+        let queued = {
+            let mut following = self.following();
+            match following.remove(group) {
+                Some(Following::Queued { session, ops }) => Some((session, ops)),
+                // Already sent: kept, for `settle_following` to wait for.
+                Some(sent) => {
+                    following.insert(group.to_string(), sent);
+                    None
+                }
+                None => None,
+            }
+        };
+        let Some((session, ops)) = queued else {
             return;
         };
         match store.spawn_multi_chunked(ops).await {

@@ -4,7 +4,10 @@
 
 mod support;
 
+use std::sync::Mutex;
+
 use offsetkeeper::{Error, OffsetKeeper, Stored, TopicPartition, ZkConfig};
+use once_cell::sync::Lazy;
 use support::{cluster, keeper, offset_path, unique, Kafka, Zk};
 
 /// ZooKeeper's default `jute.maxbuffer`: the largest packet a server reads.
@@ -208,7 +211,52 @@ fn a_load_and_commit_of_partitions_with_long_names_pass_one_packet() {
         &again.partitions[..2]
     );
     drop(keeper);
+
+    // A second keeper takes the group with its lock; the owner nodes follow in the background,
+    // in several requests. Closing waits for them, then removes them all.
+    let second = keeper_logged(&cluster);
+    second.load(&group, &topics).unwrap();
+    drop(second);
+    let refused: Vec<String> = logged()
+        .into_iter()
+        .filter(|line| line.contains("closing could not remove"))
+        .collect();
+    assert!(refused.is_empty(), "{refused:?}");
     for topic in &topics {
         kafka.delete_topic(topic);
     }
+}
+
+static LOGGED: Lazy<Mutex<Vec<String>>> = Lazy::new(|| Mutex::new(Vec::new()));
+
+/// Keeps the WARNs of this test binary, to look for a failed release.
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::Level::Warn
+    }
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) {
+            LOGGED
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(record.args().to_string());
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// A keeper, with this binary's WARNs captured (see [`logged`]).
+fn keeper_logged(cluster: &support::Cluster) -> OffsetKeeper {
+    static INSTALLED: Lazy<()> = Lazy::new(|| {
+        let _ = log::set_logger(&Capture);
+        log::set_max_level(log::LevelFilter::Warn);
+    });
+    Lazy::force(&INSTALLED);
+    keeper(cluster)
+}
+
+fn logged() -> Vec<String> {
+    LOGGED.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
