@@ -18,15 +18,15 @@
 //!   Conflicts, lost ownership and bad input fail at once as ever. Deferred offsets live in
 //!   memory only: after a crash the job restarts from what was stored (at-least-once).
 
-use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use zookeeper_client as zk;
 
+use crate::batch::CommitBatch;
 use crate::error::{Error, Result};
-use crate::keeper::{check_commit, CommitSummary, OffsetKeeper};
+use crate::keeper::{CommitSummary, OffsetKeeper};
 use crate::partition_map::{same_topic, PartitionMap};
 use crate::runtime::runtime;
 use crate::validate::Stored;
@@ -297,8 +297,13 @@ impl OffsetKeeper {
     /// tolerance of zero returns every such error at once. Either way a commit ends within the
     /// ZooKeeper request timeout, opening a session again included.
     pub fn commit(&self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<CommitSummary> {
-        check_commit(group, offsets)?;
-        if offsets.is_empty() {
+        self.commit_batch(group, &CommitBatch::from_pairs(offsets))
+    }
+
+    /// [`OffsetKeeper::commit`] of a batch in columns (as it crosses JNI).
+    pub fn commit_batch(&self, group: &str, batch: &CommitBatch) -> Result<CommitSummary> {
+        batch.check(group)?;
+        if batch.is_empty() {
             return Ok(CommitSummary::default());
         }
         let started = Instant::now();
@@ -310,11 +315,23 @@ impl OffsetKeeper {
             group,
         };
         // Offsets of commits deferred during a ZooKeeper outage go in this batch's multi.
-        let offsets: Cow<'_, [(TopicPartition, i64)]> = if tracker.deferred.is_empty() {
-            Cow::Borrowed(offsets)
+        let mut settled = 0;
+        let offsets: Vec<(TopicPartition, i64)> = if !tracker.deferred.is_empty() {
+            tracker.with_deferred(&batch.pairs(), self.monotonic)
+        } else if let Some((rest, stored)) = self.unsettled(tracker, &layout, batch) {
+            settled = stored;
+            rest
         } else {
-            Cow::Owned(tracker.with_deferred(offsets, self.monotonic))
+            batch.pairs()
         };
+        if offsets.is_empty() {
+            // Every partition is stored as given: what the full path does for such a batch.
+            tracker.went_through(group);
+            return Ok(CommitSummary {
+                unchanged: settled,
+                ..CommitSummary::default()
+            });
+        }
         let mut entries = Vec::with_capacity(offsets.len());
         let mut skipped = Vec::new();
         let floors: Vec<Option<i64>> = if self.monotonic {
@@ -369,13 +386,69 @@ impl OffsetKeeper {
         match runtime.block_on(written) {
             Ok(done) => {
                 summary.written = done.written;
-                summary.unchanged = done.unchanged;
+                summary.unchanged = settled + done.unchanged;
                 summary.requests = done.requests;
                 tracker.went_through(group);
                 Ok(summary)
             }
             Err(err) => self.deferred_or(err, group, tracker, &entries, started, summary),
         }
+    }
+
+    /// The batch without the partitions this keeper knows are stored exactly as given (its
+    /// load read them, or its commits wrote them, fenced since), and how many it left out;
+    /// `None` when it may not leave any out. A streaming batch names every partition and
+    /// often few moved: the others then cost one lookup each, no path and no pass of the full
+    /// commit. Only where that full commit would do nothing for them either: fenced (without
+    /// fencing every node is read again), nothing deferred, ownership settled, folders and
+    /// topic identities known.
+    fn unsettled(
+        &self,
+        tracker: &Tracker,
+        layout: &GroupLayout<'_>,
+        batch: &CommitBatch,
+    ) -> Option<(Vec<(TopicPartition, i64)>, usize)> {
+        let group = layout.group;
+        let eligible = self.fencing
+            && tracker.deferred.is_empty()
+            && tracker.outage.is_none()
+            && (!self.ownership.enabled
+                || (self.owners.is_registered(group) && !self.owners.is_following(group)))
+            && layout
+                .group_dirs()
+                .iter()
+                .all(|dir| tracker.dirs.contains(dir));
+        if !eligible {
+            return None;
+        }
+        let mut rest = Vec::new();
+        let mut settled = 0;
+        for (topic, run) in batch.runs() {
+            let plain = tracker.dirs.contains(&layout.topic_dir(topic))
+                && tracker.topics.get(&**topic).is_none_or(|seen| {
+                    seen.old.is_empty()
+                        && seen.to_write().is_none()
+                        && !(seen.current.is_some() && seen.node.is_none())
+                });
+            let nodes = tracker.nodes.topic(topic).filter(|_| plain);
+            for entry in run {
+                let offset = batch.offset(entry);
+                let stored = nodes
+                    .and_then(|nodes| nodes.get(batch.partition(entry)))
+                    .is_some_and(|seen| {
+                        seen.pending.is_none()
+                            && seen.version.is_some()
+                            && seen.value == Some(offset)
+                            && seen.committed == Some(offset)
+                    });
+                if stored {
+                    settled += 1;
+                } else {
+                    rest.push(batch.pair(entry));
+                }
+            }
+        }
+        Some((rest, settled))
     }
 
     /// Whether a commit in the group may first have to take ownership (and so gets the

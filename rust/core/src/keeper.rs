@@ -5,12 +5,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::batch::CommitBatch;
 use crate::commit::Trackers;
 use crate::error::{Error, Result};
 use crate::kafka::{Brokers, KafkaSettings};
-use crate::names::{check_name, check_partition};
+use crate::names::check_name;
 use crate::ownership::Owners;
-use crate::partition_map::PartitionMap;
 use crate::runtime::runtime;
 use crate::validate::{
     validate, validate_recreated, Action, Decision, OnMissing, PartitionRange, Policy, Recreated,
@@ -832,28 +832,7 @@ fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
 /// checks of [`OffsetKeeper::commit`], for callers that write offsets elsewhere (the CLI's
 /// `migrate` to a Kafka consumer group).
 pub fn check_commit(group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
-    check_name("group", group)?;
-    let mut seen: PartitionMap<i64> = PartitionMap::default();
-    // One name check and one lookup of the topic per run of its partitions.
-    for run in offsets.chunk_by(|(a, _), (b, _)| a.topic == b.topic) {
-        let topic = &run[0].0.topic;
-        check_name("topic", topic)?;
-        let of_topic = seen.topic_mut(topic);
-        for (tp, offset) in run {
-            check_partition(&tp.topic, tp.partition)?;
-            if *offset < 0 {
-                return Err(Error::invalid(format!(
-                    "offset {offset} for {tp} is negative; allowed: 0 or more"
-                )));
-            }
-            if let Some(first) = of_topic.insert(tp.partition, *offset) {
-                return Err(Error::invalid(format!(
-                    "{tp} appears twice in one commit (offsets {first} and {offset}); allowed: once per partition"
-                )));
-            }
-        }
-    }
-    Ok(())
+    CommitBatch::from_pairs(offsets).check(group)
 }
 
 #[cfg(test)]
@@ -930,6 +909,17 @@ mod tests {
                 "g",
                 vec![(tp("t", 0), 1), (tp("t", 0), 2)],
                 "t-0 appears twice",
+            ),
+            // Runs that fall, or a topic in two runs, are searched for repeats.
+            (
+                "g",
+                vec![(tp("t", 3), 1), (tp("t", 1), 1), (tp("t", 3), 2)],
+                "t-3 appears twice",
+            ),
+            (
+                "g",
+                vec![(tp("t", 1), 1), (tp("u", 0), 1), (tp("t", 1), 2)],
+                "t-1 appears twice",
             ),
         ];
         for (group, offsets, needle) in cases {

@@ -4,6 +4,7 @@
 //! The engine has no JNI in it; the JNI bridge, the CLI and the tests all drive [`OffsetKeeper`].
 
 mod admin;
+mod batch;
 mod commit;
 pub mod config;
 pub mod error;
@@ -24,6 +25,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use admin::{GroupSummary, Surveyed};
+pub use batch::CommitBatch;
 pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
 pub use keeper::{

@@ -28,6 +28,11 @@ impl<V> PartitionMap<V> {
         self.topics.get_mut(&*tp.topic)?.get_mut(tp.partition)
     }
 
+    /// The partitions of `topic`, for a run of them looked up once.
+    pub(crate) fn topic(&self, topic: &str) -> Option<&Slots<V>> {
+        self.topics.get(topic)
+    }
+
     /// The partitions of `topic`, created empty when missing (the name is copied only then).
     pub(crate) fn topic_mut(&mut self, topic: &str) -> &mut Slots<V> {
         if !self.topics.contains_key(topic) {

@@ -44,6 +44,20 @@ fn commit_creates_nodes_as_bare_decimal_and_skips_unchanged_ones() {
     let summary = keeper.commit(&group, &offsets).unwrap();
     assert_eq!((summary.written, summary.unchanged), (1, 3));
     assert_eq!(zk.get(&offset_path(&group, &a, 1)), Some(b"555".to_vec()));
+
+    // Another writer changes a node: a batch naming it as this keeper left it still sends
+    // nothing (no read per commit), and this keeper's next write to it is refused (fenced by
+    // the version it last saw), leaving the other writer's value.
+    zk.put(&offset_path(&group, &a, 2), b"9");
+    let summary = keeper.commit(&group, &offsets).unwrap();
+    assert_eq!(
+        (summary.written, summary.unchanged, summary.requests),
+        (0, 4, 0)
+    );
+    offsets[2].1 = 600;
+    let err = keeper.commit(&group, &offsets).unwrap_err();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{err:?}");
+    assert_eq!(zk.get(&offset_path(&group, &a, 2)), Some(b"9".to_vec()));
 }
 
 #[test]

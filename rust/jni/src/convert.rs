@@ -77,29 +77,6 @@ pub fn same_lengths(names: &[&str], lengths: &[usize]) -> Result<()> {
     )))
 }
 
-/// Per entry, the topic named by its index into `names`. Topics cross the boundary once each
-/// with an index per entry: a batch names each topic many times, and each string conversion
-/// costs more than the rest of an entry. With shared names (`Arc<str>`) no entry allocates.
-pub fn indexed_topics<T: Clone>(names: &[T], index: &[i32]) -> Result<Vec<T>> {
-    index
-        .iter()
-        .enumerate()
-        .map(|(entry, &i)| {
-            usize::try_from(i)
-                .ok()
-                .and_then(|i| names.get(i))
-                .cloned()
-                .ok_or_else(|| {
-                    BridgeError::InvalidArgument(format!(
-                        "topic index {i} of entry {entry} is outside the {} topic name(s); allowed: 0 to {}",
-                        names.len(),
-                        names.len() as i64 - 1
-                    ))
-                })
-        })
-        .collect()
-}
-
 /// The other direction: each topic once, and per entry the index of its name.
 pub fn topic_index<'a>(topics: impl Iterator<Item = &'a str>) -> (Vec<String>, Vec<i32>) {
     let mut names: Vec<String> = Vec::new();
@@ -188,21 +165,5 @@ mod tests {
                 &[0, 0, 1, 0, 1][..]
             )
         );
-        assert_eq!(
-            indexed_topics(&names, &index).unwrap(),
-            ["a", "a", "b", "a", "b"]
-        );
-    }
-
-    #[test]
-    fn an_index_outside_the_names_is_refused_naming_it() {
-        let names = vec!["a".to_string()];
-        for bad in [1, -1, i32::MAX] {
-            let err = indexed_topics(&names, &[0, bad]).unwrap_err().to_string();
-            assert!(
-                err.contains(&format!("topic index {bad} of entry 1")) && err.contains("0 to 0"),
-                "{err}"
-            );
-        }
     }
 }

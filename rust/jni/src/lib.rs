@@ -14,13 +14,13 @@ use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectAr
 use jni::sys::jlong;
 use jni::{Env, EnvUnowned};
 use offsetkeeper::{
-    Action, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing, PartitionRange,
-    Policy, Stored, TopicPartition,
+    Action, CommitBatch, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing,
+    PartitionRange, Policy, Stored, TopicPartition,
 };
 
 use convert::{
-    bytes, indexed_topics, ints, longs, new_bytes, new_ints, new_longs, new_object_array,
-    new_optional_strings, new_strings, optional_string, same_lengths, string, strings, topic_index,
+    bytes, ints, longs, new_bytes, new_ints, new_longs, new_object_array, new_optional_strings,
+    new_strings, optional_string, same_lengths, string, strings, topic_index,
 };
 use errors::{BridgeError, ThrowJavaException};
 use offsetkeeper::kafka::params::is_secret_key;
@@ -251,14 +251,8 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
                 &["topicIndex", "partitions", "offsets"],
                 &[index.len(), partitions.len(), offsets.len()],
             )?;
-            let topics = indexed_topics(&names, &index)?;
-            let batch: Vec<(TopicPartition, i64)> = topics
-                .into_iter()
-                .zip(partitions)
-                .zip(offsets)
-                .map(|((topic, partition), offset)| (TopicPartition { topic, partition }, offset))
-                .collect();
-            let summary = engine.commit(&group, &batch)?;
+            let batch = CommitBatch::new(names, index, partitions, offsets)?;
+            let summary = engine.commit_batch(&group, &batch)?;
             let counts = [
                 summary.written,
                 summary.unchanged,
