@@ -39,7 +39,6 @@ public final class SparkOffsets {
             throw new IllegalArgumentException("ranges is null");
         }
         Map<TopicPartition, Long> offsets = new LinkedHashMap<>(ranges.length * 2);
-        Map<TopicPartition, Integer> index = new LinkedHashMap<>(ranges.length * 2);
         for (int i = 0; i < ranges.length; i++) {
             OffsetRange range = ranges[i];
             if (range == null) {
@@ -49,13 +48,21 @@ public final class SparkOffsets {
                 throw new IllegalArgumentException("ranges[" + i + "].topic is null");
             }
             TopicPartition tp = new TopicPartition(range.topic(), range.partition());
-            Integer earlier = index.put(tp, i);
-            if (earlier != null) {
+            if (offsets.put(tp, range.untilOffset()) != null) {
                 throw new IllegalArgumentException("partition " + tp + " appears twice, in ranges["
-                        + earlier + "] and ranges[" + i + "]; a batch has one range per partition");
+                        + firstIndex(ranges, tp) + "] and ranges[" + i
+                        + "]; a batch has one range per partition");
             }
-            offsets.put(tp, range.untilOffset());
         }
         return offsets;
+    }
+
+    /** The first range of the partition: searched only to name it in the error. */
+    private static int firstIndex(OffsetRange[] ranges, TopicPartition tp) {
+        int i = 0;
+        while (!ranges[i].topic().equals(tp.topic()) || ranges[i].partition() != tp.partition()) {
+            i++;
+        }
+        return i;
     }
 }
