@@ -2,6 +2,8 @@
 
 mod support;
 
+use std::future::Future as _;
+
 use offsetkeeper::{Action, Error, OnAboveRange, OnMissing, Stored, TopicPartition};
 use support::{cluster, keeper, keeper_with, offset_path, unique, Kafka, Zk};
 
@@ -319,4 +321,33 @@ fn chroot_and_base_path_are_honoured() {
     let loaded = keeper.load(&group, &topics(&[&topic])).unwrap();
     assert_eq!(loaded.partitions[0].decision.offset, 6);
     assert_eq!(loaded.partitions[0].decision.action, Action::Kept);
+}
+
+/// A call dropped after its request went out (a load whose ZooKeeper side failed first drops
+/// its Kafka side) must not leave the answer on a kept connection for the next request.
+#[test]
+fn a_kafka_call_dropped_half_way_leaves_no_answer_behind() {
+    let cluster = cluster();
+    let topic = unique("dropped");
+    Kafka::new(&cluster).create_topic(&topic, 2);
+    let settings = offsetkeeper::KafkaSettings::from_params([(
+        "bootstrap.servers",
+        cluster.bootstrap.as_str(),
+    )])
+    .expect("kafka params");
+    let brokers =
+        offsetkeeper::kafka::Brokers::new(settings, Some(std::time::Duration::from_secs(10)))
+            .expect("brokers");
+    let topics = [topic.clone()];
+    support::RUNTIME.block_on(async {
+        assert_eq!(brokers.partitions(&topics).await.expect("first").len(), 2);
+        // Polled once: the request is written on the kept connection, then dropped unanswered.
+        let mut dropped = Box::pin(brokers.partitions(&topics));
+        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(dropped.as_mut().poll(cx)));
+        assert!(first.await.is_pending(), "answered within its first poll");
+        drop(dropped);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let again = brokers.partitions(&topics).await;
+        assert_eq!(again.expect("after a dropped call").len(), 2);
+    });
 }

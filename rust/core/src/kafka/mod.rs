@@ -622,27 +622,38 @@ impl Brokers {
         let mut slot = lanes.0[lane % LANES].lock().await;
         let mut reused = slot.is_some();
         loop {
-            let connection = match slot.as_mut() {
+            // Out of its slot while a request is on the way, and back only with the answer
+            // read: a call dropped half-way (its load failed on the ZooKeeper side first)
+            // closes the connection, never leaving an answer behind for the next request.
+            let mut connection = match slot.take() {
                 Some(connection) => connection,
                 None => {
                     let limit = self.setup_timeout.min(attempt.remaining());
                     let open = Connection::open(address, &self.client_id, &self.security);
-                    let connection = tokio::time::timeout(limit, open)
+                    tokio::time::timeout(limit, open)
                         .await
-                        .map_err(|_| timed_out("connecting", limit))??;
-                    slot.insert(connection)
+                        .map_err(|_| timed_out("connecting", limit))??
                 }
             };
-            let version = connection.version(api, api_key, versions.clone())?;
+            let version = match connection.version(api, api_key, versions.clone()) {
+                Ok(version) => version,
+                Err(err) => {
+                    *slot = Some(connection);
+                    return Err(err);
+                }
+            };
             let limit = self.request_timeout.min(attempt.remaining());
             let answer = tokio::time::timeout(limit, connection.call(version, &request(version)))
                 .await
                 .unwrap_or_else(|_| Err(timed_out(api, limit)));
             match answer {
-                Ok(answer) => return Ok(answer),
+                Ok(answer) => {
+                    *slot = Some(connection);
+                    return Ok(answer);
+                }
                 Err(err) => {
-                    // A timed-out connection may still get the old answer: never reuse it.
-                    *slot = None;
+                    // A timed-out connection may still get the old answer: never reused.
+                    drop(connection);
                     let timed_out = matches!(&err, CallError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut);
                     if !(reused && !timed_out && matches!(err, CallError::Io(_))) {
                         return Err(err);
