@@ -19,6 +19,7 @@ use crate::validate::{
 use crate::zookeeper::layout::{parse_topic_identity, GroupLayout};
 use crate::zookeeper::{WriteOp, ZkConfig, ZkStore};
 use crate::TopicPartition;
+use rustc_hash::FxHashSet;
 
 /// How long closing a keeper waits for ZooKeeper to delete its ownership nodes, at most.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -425,7 +426,7 @@ impl OffsetKeeper {
             .collect();
         let read = || async {
             let (nodes, listed) = self.store.read_nodes_and_children(&paths, &dirs).await?;
-            let existing: HashSet<&TopicPartition> = partitions.iter().collect();
+            let existing: FxHashSet<&TopicPartition> = partitions.iter().collect();
             let mut stale = Vec::new();
             for (topic, children) in topics.iter().zip(listed) {
                 let mut numbers: Vec<i32> = children
