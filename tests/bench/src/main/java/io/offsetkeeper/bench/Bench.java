@@ -114,7 +114,8 @@ public final class Bench {
             contenders.add(new CarefulPeer(zk, bootstrap));
             contenders.add(new CuratorPeer(zk, bootstrap));
             contenders.add(new FloorProcess(floorBinary, zk, bootstrap));
-            contenders.add(new KeeperContender(zk, params));
+            contenders.add(KeeperContender.withDefaults(zk, params));
+            contenders.add(KeeperContender.withoutOwnership(zk, params));
             for (Contender c : contenders) {
                 c.open(w);
             }
@@ -130,6 +131,9 @@ public final class Bench {
                 for (String op : OPS) {
                     for (int k = 0; k < contenders.size(); k++) {
                         Contender c = contenders.get((k + round) % contenders.size());
+                        if (!c.measures(op)) {
+                            continue;
+                        }
                         long nanos;
                         switch (op) {
                             case "load cold":

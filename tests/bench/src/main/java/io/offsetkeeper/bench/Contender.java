@@ -12,6 +12,11 @@ interface Contender extends AutoCloseable {
     /** Short name: B1, B2, F, offsetkeeper. */
     String name();
 
+    /** Whether this contender takes part in {@code op} (one of {@link Bench#OPS}). */
+    default boolean measures(String op) {
+        return true;
+    }
+
     /** Prepares the warm clients for a workload (not timed). */
     void open(Workload w) throws Exception;
 

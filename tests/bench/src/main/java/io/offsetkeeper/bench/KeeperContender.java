@@ -4,36 +4,63 @@ import io.offsetkeeper.OffsetKeeper;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 
-/** offsetkeeper through its Java API, as a Spark job calls it. */
+/**
+ * offsetkeeper through its Java API, as a Spark job calls it: with its defaults, or with
+ * ownership off for cold loads only ({@link #withoutOwnership}), which shows what ownership
+ * costs a cold load in the same run.
+ */
 final class KeeperContender implements Contender {
-    /** offsetkeeper's default (on); {@code -Pbench.ownership=false} shows what ownership costs. */
+    /** offsetkeeper's default (on); {@code -Pbench.ownership=false} turns it off everywhere. */
     private static final boolean OWNERSHIP =
             Boolean.parseBoolean(System.getProperty("offsetkeeper.bench.ownership", "true"));
 
     private final String zkConnect;
     private final Map<String, Object> kafkaParams;
+    private final boolean ownership;
+    private final String name;
     private OffsetKeeper loader;
     private OffsetKeeper committer;
 
-    KeeperContender(String zkConnect, Map<String, Object> kafkaParams) {
+    private KeeperContender(String zkConnect, Map<String, Object> kafkaParams, boolean ownership,
+            String name) {
         this.zkConnect = zkConnect;
         this.kafkaParams = kafkaParams;
+        this.ownership = ownership;
+        this.name = name;
+    }
+
+    /** offsetkeeper with its defaults, in every operation. */
+    static KeeperContender withDefaults(String zkConnect, Map<String, Object> kafkaParams) {
+        return new KeeperContender(zkConnect, kafkaParams, OWNERSHIP, Report.OK);
+    }
+
+    /** offsetkeeper with ownership off, in cold loads only. */
+    static KeeperContender withoutOwnership(String zkConnect, Map<String, Object> kafkaParams) {
+        return new KeeperContender(zkConnect, kafkaParams, false, Report.OK_NO_OWNERSHIP);
     }
 
     @Override
     public String name() {
-        return "offsetkeeper";
+        return name;
+    }
+
+    @Override
+    public boolean measures(String op) {
+        return name.equals(Report.OK) || op.equals("load cold");
     }
 
     private OffsetKeeper keeper(String group) {
         return OffsetKeeper.builder().zookeeper(zkConnect).kafkaParams(kafkaParams).group(group)
-                .ownership(OWNERSHIP).build();
+                .ownership(ownership).build();
     }
 
     /** Opens the warm keepers and makes each connect with one untimed call. */
     @Override
     public void open(Workload w) throws Exception {
         close();
+        if (!measures("load warm")) {
+            return;
+        }
         loader = keeper(w.loadGroup);
         loader.load(w.topics);
         committer = keeper(w.commitGroup(name()));

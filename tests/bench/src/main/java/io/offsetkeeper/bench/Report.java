@@ -6,6 +6,8 @@ import java.util.Map;
 /** The printed table, the goals, and results.json. */
 final class Report {
     static final String OK = "offsetkeeper";
+    /** offsetkeeper with ownership off, measured in cold loads only: what ownership costs. */
+    static final String OK_NO_OWNERSHIP = "offsetkeeper, ownership off";
 
     private Report() {}
 
@@ -16,29 +18,37 @@ final class Report {
                 "ok min-max ms"));
         for (int size : sizes) {
             for (String op : Bench.OPS) {
-                double ok = r.medianMs(size, op, OK);
-                long[] s = r.samples(size, op, OK);
-                String spread = "-";
-                if (s.length > 0) {
-                    long min = Long.MAX_VALUE;
-                    long max = Long.MIN_VALUE;
-                    for (long v : s) {
-                        min = Math.min(min, v);
-                        max = Math.max(max, v);
-                    }
-                    spread = Bench.fmt(min / 1e6) + "-" + Bench.fmt(max / 1e6);
+                row(b, r, size, op, op, OK);
+                if (op.equals("load cold") && r.samples(size, op, OK_NO_OWNERSHIP).length > 0) {
+                    row(b, r, size, op, "  ownership off", OK_NO_OWNERSHIP);
                 }
-                b.append(String.format(Locale.ROOT, "%-6d %-14s %9s %9s %9s %9s %13s %8s %8s %8s %8s %15s%n",
-                        size, op, Bench.fmt(r.medianMs(size, op, "B1")),
-                        Bench.fmt(r.medianMs(size, op, "B2")), Bench.fmt(r.medianMs(size, op, "B3")),
-                        Bench.fmt(r.medianMs(size, op, "F")),
-                        Bench.fmt(ok), ratio(r.medianMs(size, op, "B1"), ok),
-                        ratio(r.medianMs(size, op, "B2"), ok), ratio(r.medianMs(size, op, "B3"), ok),
-                        ratio(ok, r.medianMs(size, op, "F")),
-                        spread));
             }
         }
         return b.toString();
+    }
+
+    /** One line: the peers' medians of {@code op} beside offsetkeeper's as {@code keeper}. */
+    private static void row(StringBuilder b, Results r, int size, String op, String label, String keeper) {
+        double ok = r.medianMs(size, op, keeper);
+        long[] s = r.samples(size, op, keeper);
+        String spread = "-";
+        if (s.length > 0) {
+            long min = Long.MAX_VALUE;
+            long max = Long.MIN_VALUE;
+            for (long v : s) {
+                min = Math.min(min, v);
+                max = Math.max(max, v);
+            }
+            spread = Bench.fmt(min / 1e6) + "-" + Bench.fmt(max / 1e6);
+        }
+        b.append(String.format(Locale.ROOT, "%-6d %-14s %9s %9s %9s %9s %13s %8s %8s %8s %8s %15s%n",
+                size, label, Bench.fmt(r.medianMs(size, op, "B1")),
+                Bench.fmt(r.medianMs(size, op, "B2")), Bench.fmt(r.medianMs(size, op, "B3")),
+                Bench.fmt(r.medianMs(size, op, "F")),
+                Bench.fmt(ok), ratio(r.medianMs(size, op, "B1"), ok),
+                ratio(r.medianMs(size, op, "B2"), ok), ratio(r.medianMs(size, op, "B3"), ok),
+                ratio(ok, r.medianMs(size, op, "F")),
+                spread));
     }
 
     static String ratio(double a, double b) {
@@ -85,13 +95,27 @@ final class Report {
                     double peerBound = load ? 1.5 : 1;
                     String than = load ? " >= 1.5x faster than " : " no slower than ";
                     for (String peer : new String[] {"B2", "B3"}) {
-                        goal(b, op + " P=" + size + than + peer, r.medianMs(size, op, peer) / ok,
+                        // The floor's own ratio in the same run: a bound F does not reach
+                        // asks for more than the requests themselves allow.
+                        double peerMs = r.medianMs(size, op, peer);
+                        goal(b, op + " P=" + size + than + peer + " (F: "
+                                + Bench.fmt(peerMs / r.medianMs(size, op, "F")) + "x)", peerMs / ok,
                                 peerBound, true);
                     }
                 }
+                double floor = r.medianMs(size, op, "F");
                 double floorBound = load ? 1.3 : op.equals("commit P") ? 1.15 : 1.5;
-                goal(b, op + " P=" + size + " within " + floorBound + "x of F",
-                        ok / r.medianMs(size, op, "F"), floorBound, false);
+                if (op.equals("load cold")) {
+                    // Issue 16: a cold load (ownership on) within 1.3x of F plus what the
+                    // ownership writes cost, measured as the same load with ownership off.
+                    double off = r.medianMs(size, op, OK_NO_OWNERSHIP);
+                    goal(b, op + " P=" + size + " within 1.3x of F + ownership's cost ("
+                            + Bench.fmt(ok - off) + " ms): ownership off vs F", off / floor,
+                            floorBound, false);
+                } else {
+                    goal(b, op + " P=" + size + " within " + floorBound + "x of F", ok / floor,
+                            floorBound, false);
+                }
             }
         }
         for (String op : Bench.OPS) {
@@ -127,6 +151,8 @@ final class Report {
                 what, Bench.fmt(value)));
     }
 
+    private static final String[] JSON_CONTENDERS = {"B1", "B2", "B3", "F", OK, OK_NO_OWNERSHIP};
+
     static String json(Bench.Machine before, Bench.Machine after, int[] sizes, int runs, int smallRuns, int warmup,
             Results r, Map<String, Double> jni, String soak, double minutes) {
         StringBuilder b = new StringBuilder("{\n");
@@ -141,7 +167,7 @@ final class Report {
         boolean first = true;
         for (int size : sizes) {
             for (String op : Bench.OPS) {
-                for (String c : Bench.CONTENDERS) {
+                for (String c : JSON_CONTENDERS) {
                     long[] s = r.samples(size, op, c);
                     if (s.length == 0) {
                         continue;

@@ -136,6 +136,9 @@ final class Soak {
         try {
             TopicPartition lastTp = w.partitions.get(w.partitions.size() - 1);
             for (Contender c : contenders) {
+                if (!c.measures("commit P")) {
+                    continue;
+                }
                 String group = w.commitGroup(c.name());
                 String a = new String(client.getData(Workload.offsetPath(group, changed), false, null),
                         StandardCharsets.UTF_8);
