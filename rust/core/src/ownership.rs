@@ -420,44 +420,41 @@ impl Owners {
             return Ok(());
         }
         let registered = self.owned().get(group).cloned();
-        let mut wanted: BTreeSet<TopicPartition> = registered.iter().flatten().cloned().collect();
-        wanted.extend(partitions.iter().cloned());
-        let topics: BTreeSet<String> = wanted.iter().map(|tp| tp.topic.to_string()).collect();
+        // In order, once each: a load's partitions come sorted, which the sort sees in one pass.
+        let mut wanted: Vec<TopicPartition> = registered
+            .iter()
+            .flatten()
+            .chain(partitions)
+            .cloned()
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let topics: BTreeSet<String> = wanted
+            .chunk_by(|a, b| a.topic == b.topic)
+            .map(|run| run[0].topic.to_string())
+            .collect();
         let me = self.identity.thread_id(group);
         let id_path = layout.id_path(&self.identity.consumer_id(group));
         let lock_path = layout.lock_path();
         let registration = self.identity.registration(&topics);
-        let wanted: Vec<TopicPartition> = wanted.into_iter().collect();
-        let owner_paths: Vec<String> = wanted
-            .iter()
-            .map(|tp| layout.owner_path(&tp.topic, tp.partition))
-            .collect();
 
         if registered.is_none()
             && self
-                .claim_with_lock(
-                    store,
-                    &layout,
-                    &topics,
-                    &wanted,
-                    &owner_paths,
-                    &registration,
-                )
+                .claim_with_lock(store, &layout, &topics, &wanted, &registration)
                 .await?
         {
             return Ok(());
         }
+        let owner_paths = wanted
+            .iter()
+            .map(|tp| layout.owner_path(&tp.topic, tp.partition));
 
         let mut dirs = layout.ancestors();
         dirs.push(layout.ids_dir());
         dirs.push(layout.owners_dir());
         dirs.extend(topics.iter().map(|t| layout.owners_topic_dir(t)));
         // What is claimed: every partition's owner node, then the group's lock.
-        let claims: Vec<String> = owner_paths
-            .iter()
-            .cloned()
-            .chain(std::iter::once(lock_path))
-            .collect();
+        let claims: Vec<String> = owner_paths.chain(std::iter::once(lock_path)).collect();
         let paths: Vec<String> = dirs
             .iter()
             .chain(std::iter::once(&id_path))
@@ -609,7 +606,6 @@ impl Owners {
         layout: &GroupLayout<'_>,
         topics: &BTreeSet<String>,
         wanted: &[TopicPartition],
-        owner_paths: &[String],
         registration: &[u8],
     ) -> Result<bool> {
         let group = layout.group;
@@ -648,7 +644,7 @@ impl Owners {
             // offsetkeeper) or of this keeper's previous session: looked at one by one.
             return Ok(false);
         }
-        let mut follow: Vec<WriteOp> = Vec::with_capacity(owner_paths.len() + topics.len() + 1);
+        let mut follow: Vec<WriteOp> = Vec::with_capacity(wanted.len() + topics.len() + 1);
         if owners[0].is_none() {
             follow.push(WriteOp::Create {
                 path: owners_dir,
@@ -665,8 +661,8 @@ impl Owners {
                     data: Vec::new(),
                 }),
         );
-        follow.extend(owner_paths.iter().map(|path| WriteOp::CreateEphemeral {
-            path: path.clone(),
+        follow.extend(wanted.iter().map(|tp| WriteOp::CreateEphemeral {
+            path: layout.owner_path(&tp.topic, tp.partition),
             data: me.clone().into_bytes(),
         }));
         let Some(session) = store.session_id().await else {
