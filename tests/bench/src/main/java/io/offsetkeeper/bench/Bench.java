@@ -59,7 +59,7 @@ public final class Bench {
         out.mkdirs();
         int[] sizes = Arrays.stream(prop("sizes", "10,100,1000,5000,20000").split(","))
                 .mapToInt(s -> Integer.parseInt(s.trim())).toArray();
-        int runs = Integer.parseInt(prop("runs", "7"));
+        int runs = Integer.parseInt(prop("runs", "11"));
         // Sizes up to 100 take milliseconds a round, and their medians need more rounds to
         // settle on a shared machine (7 rounds moved a P=10 median 2x between runs).
         int smallRuns = Integer.parseInt(prop("smallRuns", "21"));
