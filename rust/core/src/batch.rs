@@ -39,22 +39,23 @@ impl CommitBatch {
                 offsets.len()
             )));
         }
-        let topic_index = topic_index
-            .iter()
-            .enumerate()
-            .map(|(entry, &i)| {
-                u32::try_from(i)
-                    .ok()
-                    .filter(|i| (*i as usize) < names.len())
-                    .ok_or_else(|| {
-                        Error::invalid(format!(
-                            "topic index {i} of entry {entry} is outside the {} topic name(s); allowed: 0 to {}",
-                            names.len(),
-                            names.len() as i64 - 1
-                        ))
-                    })
-            })
-            .collect::<Result<Vec<u32>>>()?;
+        // One branch-free pass over the whole column (a batch names every partition of the
+        // job); the entry to name in the error is looked for only when there is one.
+        let count = names.len();
+        let in_range = |i: i32| usize::try_from(i).is_ok_and(|i| i < count);
+        if !topic_index.iter().fold(true, |all, &i| all & in_range(i)) {
+            let (entry, i) = topic_index
+                .iter()
+                .enumerate()
+                .find(|(_, &i)| !in_range(i))
+                .map(|(entry, &i)| (entry, i))
+                .unwrap_or_default();
+            return Err(Error::invalid(format!(
+                "topic index {i} of entry {entry} is outside the {count} topic name(s); allowed: 0 to {}",
+                count as i64 - 1
+            )));
+        }
+        let topic_index = topic_index.into_iter().map(|i| i as u32).collect();
         Ok(CommitBatch {
             names,
             topic_index,
@@ -136,18 +137,23 @@ impl CommitBatch {
         for (topic, run) in self.runs() {
             check_name("topic", topic)?;
             may_repeat |= !topics.insert(topic);
-            let mut previous = None;
-            for entry in run {
-                let (partition, offset) = (self.partitions[entry], self.offsets[entry]);
-                check_partition(topic, partition)?;
-                if offset < 0 {
-                    return Err(Error::invalid(format!(
-                        "offset {offset} for {topic}-{partition} is negative; allowed: 0 or more"
-                    )));
+            let (partitions, offsets) = (&self.partitions[run.clone()], &self.offsets[run]);
+            // Branch-free passes first; the entry to name is looked for only on a failure.
+            let valid = partitions.iter().fold(true, |all, &p| all & (p >= 0))
+                & offsets.iter().fold(true, |all, &o| all & (o >= 0));
+            if !valid {
+                for (&partition, &offset) in partitions.iter().zip(offsets) {
+                    check_partition(topic, partition)?;
+                    if offset < 0 {
+                        return Err(Error::invalid(format!(
+                            "offset {offset} for {topic}-{partition} is negative; allowed: 0 or more"
+                        )));
+                    }
                 }
-                may_repeat |= previous.is_some_and(|previous| partition <= previous);
-                previous = Some(partition);
             }
+            may_repeat |= !partitions
+                .windows(2)
+                .fold(true, |rising, pair| rising & (pair[0] < pair[1]));
         }
         if may_repeat {
             let mut seen: PartitionMap<i64> = PartitionMap::default();

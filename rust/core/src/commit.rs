@@ -134,6 +134,15 @@ impl Seen {
         }
     }
 
+    /// Whether the node holds `offset` as this keeper committed it, with no write pending.
+    #[inline]
+    fn is_settled_at(&self, offset: i64) -> bool {
+        self.pending.is_none()
+            && self.version.is_some()
+            && self.value == Some(offset)
+            && self.committed == Some(offset)
+    }
+
     fn describe(version: Option<i32>, value: Option<i64>) -> String {
         match (version, value) {
             (None, _) => "no node".to_string(),
@@ -435,12 +444,7 @@ impl OffsetKeeper {
                 let offset = batch.offset(entry);
                 let stored = nodes
                     .and_then(|nodes| nodes.get(batch.partition(entry)))
-                    .is_some_and(|seen| {
-                        seen.pending.is_none()
-                            && seen.version.is_some()
-                            && seen.value == Some(offset)
-                            && seen.committed == Some(offset)
-                    });
+                    .is_some_and(|seen| seen.is_settled_at(offset));
                 if stored {
                     settled += 1;
                 } else {

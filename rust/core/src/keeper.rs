@@ -906,6 +906,17 @@ mod tests {
             ("g", vec![(tp("../x", 0), 1)], "topic name '../x'"),
             ("g", vec![(tp("t", -2), 1)], "partition -2"),
             ("g", vec![(tp("t", 0), -1)], "offset -1"),
+            // A run is checked in one pass; the bad entry is then named, wherever it is.
+            (
+                "g",
+                vec![(tp("t", 0), 1), (tp("t", 1), 2), (tp("t", 2), -7)],
+                "offset -7 for t-2 is negative",
+            ),
+            (
+                "g",
+                vec![(tp("t", 0), 1), (tp("t", -3), 2), (tp("t", 5), 3)],
+                "partition -3 of topic 't'",
+            ),
             (
                 "g",
                 vec![(tp("t", 0), 1), (tp("t", 0), 2)],

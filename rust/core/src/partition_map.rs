@@ -90,12 +90,14 @@ impl<V> Slots<V> {
     /// How far past its length the vector grows for one number: at most double, plus this.
     const GROWTH: usize = 1024;
 
+    #[inline]
     fn dense_index(&self, partition: i32) -> Option<usize> {
         usize::try_from(partition)
             .ok()
             .filter(|i| *i < self.dense.len())
     }
 
+    #[inline]
     pub(crate) fn get(&self, partition: i32) -> Option<&V> {
         match self.dense_index(partition) {
             Some(i) => self.dense[i].as_ref(),

@@ -45,6 +45,9 @@ final class Workload {
     static final long PURGED_TO = 10;
     static final long STORED_BELOW = 3;
     static final long STORED_ABOVE = 1_000;
+    /** Each contender's tag in its commit group's name; see {@link #commitGroup}. */
+    private static final Map<String, String> COMMIT_TAGS =
+            Map.of("B1", "b1", "B2", "b2", "B3", "b3", "F", "fl", Report.OK, "ok");
     static final long STORED_IN_RANGE = 15;
 
     final int size;
@@ -75,8 +78,14 @@ final class Workload {
         return "/consumers/" + group + "/offsets/" + tp.topic() + "/" + tp.partition();
     }
 
+    /**
+     * The group a contender commits to. The contenders' tags are of one length, so that their
+     * commits carry the same bytes: a path is most of a setData's bytes, and ZooKeeper's work
+     * on a multi grows with them.
+     */
     String commitGroup(String contender) {
-        return "bench-commit-" + contender.toLowerCase() + "-p" + size;
+        return "bench-commit-" + COMMIT_TAGS.getOrDefault(contender, contender.toLowerCase())
+                + "-p" + size;
     }
 
     /** Creates the topics, writes the records, purges, and plants the stored offsets. */
