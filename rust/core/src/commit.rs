@@ -44,6 +44,9 @@ const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outa
 #[derive(Debug, Default)]
 pub(crate) struct Trackers {
     groups: FxHashMap<String, Tracker>,
+    /// How many times the lock was taken: a load that reads without it sees by this whether
+    /// anything (a commit) may have come in between.
+    pub(crate) times_taken: u64,
 }
 
 impl Trackers {

@@ -2,6 +2,7 @@
 //! Kafka client.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::future::Future;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -344,9 +345,12 @@ impl OffsetKeeper {
     }
 
     pub(crate) fn tracker(&self) -> MutexGuard<'_, Trackers> {
-        self.tracker
+        let mut trackers = self
+            .tracker
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        trackers.times_taken += 1;
+        trackers
     }
 
     /// How long a load (or a first commit without a load) waits for another owner to go.
@@ -386,14 +390,77 @@ impl OffsetKeeper {
     /// operators.
     pub fn inspect(&self, group: &str, topics: &[String]) -> Result<Vec<Inspected>> {
         let topics = checked_topics(group, topics)?;
+        let inspection = runtime()?.block_on(self.discover_and_inspect(group, &topics, false))?;
+        Ok(inspection.partitions)
+    }
+
+    /// Asks the brokers for the topics' partitions (while the ZooKeeper session opens), then
+    /// `inspect_partitions`. When this keeper found the same topics' partitions before (and, when
+    /// taking ownership, owns them all), it inspects those at once with the metadata request: a
+    /// warm load then waits for the metadata, the ZooKeeper read and the ranges side by side,
+    /// not for the metadata first. What it inspected is kept only if the metadata finds the same
+    /// partitions; otherwise it is dropped and the new partitions inspected as on a first load.
+    async fn discover_and_inspect(
+        &self,
+        group: &str,
+        topics: &[String],
+        own: bool,
+    ) -> Result<Inspection> {
+        use futures::future::{select, Either};
         let brokers = self.brokers()?;
-        runtime()?.block_on(async {
-            let (partitions, ids) = brokers.partitions_and_ids(&topics).await?;
-            let inspection = self
-                .inspect_partitions(group, &topics, partitions, ids, false)
-                .await?;
-            Ok(inspection.partitions)
-        })
+        let timeout = self.store.config().request_timeout;
+        let connect = || self.store.bounded(timeout, self.store.connect());
+        let found_before = brokers
+            .partitions_found_before(topics)
+            .filter(|partitions| {
+                !(own && self.ownership.enabled) || self.owners.owns_all(group, partitions)
+            });
+        let Some(before) = found_before else {
+            let ((partitions, ids), ()) =
+                futures::try_join!(brokers.partitions_and_ids(topics), connect())?;
+            let ranges = brokers.ranges(&partitions);
+            return self
+                .inspect_partitions(group, topics, &partitions, async { Ok(ids) }, own, ranges)
+                .await;
+        };
+        let (ids_sender, ids_receiver) = tokio::sync::oneshot::channel();
+        let ids = async {
+            ids_receiver
+                .await
+                .map_err(|_| Error::Internal("the topics' metadata went away".into()))
+        };
+        // Ranges on the leaders known from before; if any has moved, after fresh metadata.
+        let ranges = async {
+            match brokers.ranges_on_known_leaders(&before).await {
+                Some(ranges) => Ok(ranges),
+                None => brokers.ranges(&before).await,
+            }
+        };
+        let ahead = async {
+            connect().await?;
+            self.inspect_partitions(group, topics, &before, ids, own, ranges)
+                .await
+        };
+        let metadata = std::pin::pin!(brokers.partitions_and_ids(topics));
+        // Boxed so that dropping it ends it (and frees what it holds, such as the tracker).
+        let ahead = Box::pin(ahead);
+        let first = select(metadata, ahead).await;
+        match first {
+            Either::Left((Ok((partitions, ids)), ahead)) if partitions == before => {
+                // The receiver waits in `ahead` unless that has failed, which it then reports.
+                let _ = ids_sender.send(ids);
+                ahead.await
+            }
+            Either::Left((Ok((partitions, ids)), ahead)) => {
+                drop(ahead);
+                let ranges = brokers.ranges(&partitions);
+                self.inspect_partitions(group, topics, &partitions, async { Ok(ids) }, own, ranges)
+                    .await
+            }
+            Either::Left((Err(err), _)) => Err(err),
+            // Only a failure ends it before the metadata is in.
+            Either::Right((failed, _)) => failed,
+        }
     }
 
     /// Stored offsets and ranges of the partitions, asked of ZooKeeper and Kafka at the same
@@ -407,11 +474,11 @@ impl OffsetKeeper {
         &self,
         group: &str,
         topics: &[String],
-        partitions: Vec<TopicPartition>,
-        ids: HashMap<String, Option<String>>,
+        partitions: &[TopicPartition],
+        ids: impl Future<Output = Result<HashMap<String, Option<String>>>>,
         own: bool,
+        ranges: impl Future<Output = Result<Vec<PartitionRange>>>,
     ) -> Result<Inspection> {
-        let brokers = self.brokers()?;
         let layout = GroupLayout {
             base_path: &self.store.config().base_path,
             group,
@@ -472,23 +539,39 @@ impl OffsetKeeper {
             } else {
                 Duration::ZERO
             };
-        let stored = self.store.bounded(budget, async {
+        let stored = async {
             if !own {
-                return read().await;
+                return futures::try_join!(self.store.bounded(budget, read()), ids);
             }
-            if owning {
-                let wait = self.ownership_wait();
-                self.owners
-                    .acquire(&self.store, group, &partitions, wait)
-                    .await?;
-            }
-            // Held across the read so that no commit of this keeper comes in between; the
-            // future runs on the caller's thread (block_on), and commits take this lock
-            // outside the runtime too.
+            let (taken, read_first) = self
+                .store
+                .bounded(budget, async {
+                    if owning {
+                        let wait = self.ownership_wait();
+                        self.owners
+                            .acquire(&self.store, group, partitions, wait)
+                            .await?;
+                    }
+                    let taken = self.tracker().times_taken;
+                    let read = read().await?;
+                    // Read first: ZooKeeper answers the session's requests in order.
+                    self.owners.send_following(&self.store, group).await;
+                    Ok((taken, read))
+                })
+                .await?;
+            // The topics' IDs, from a metadata request that may still be on its way. The
+            // tracker is not held meanwhile: holding it, this thread would block commits and
+            // loads of other threads, which may hold the Kafka connection this one waits for.
+            let ids = ids.await?;
             let mut trackers = self.tracker();
-            let (nodes, stale) = read().await?;
-            // Read first: ZooKeeper answers the session's requests in order.
-            self.owners.send_following(&self.store, group).await;
+            // What is recorded was read with no commit of this keeper in between: read again,
+            // holding the tracker (and only ZooKeeper's answer awaited), when anything took it.
+            let (nodes, stale) = if trackers.times_taken == taken + 1 {
+                read_first
+            } else {
+                let timeout = self.store.config().request_timeout;
+                self.store.bounded(timeout, read()).await?
+            };
             let tracker = trackers.group(group);
             for (partition, node) in partitions.iter().zip(&nodes) {
                 tracker.observe(partition, node.as_ref());
@@ -510,9 +593,9 @@ impl OffsetKeeper {
                     };
                 tracker.observe_topic(topic, current, folder.as_ref(), old);
             }
-            Ok((nodes, stale))
-        });
-        let ((nodes, stale), ranges) = futures::try_join!(stored, brokers.ranges(&partitions))?;
+            Ok(((nodes, stale), ids))
+        };
+        let (((nodes, stale), ids), ranges) = futures::try_join!(stored, ranges)?;
         let (leaves, folders) = nodes.split_at(partitions.len());
         let recreated: HashMap<String, Recreated> = topics
             .iter()
@@ -525,7 +608,8 @@ impl OffsetKeeper {
             })
             .collect();
         let partitions = partitions
-            .into_iter()
+            .iter()
+            .cloned()
             .zip(leaves)
             .zip(ranges)
             .map(|((partition, node), range)| Inspected {
@@ -549,18 +633,9 @@ impl OffsetKeeper {
     /// listing every refused partition. Nothing is written but the ownership nodes.
     pub fn load(&self, group: &str, topics: &[String]) -> Result<Loaded> {
         let topics = checked_topics(group, topics)?;
-        let brokers = self.brokers()?;
         let runtime = runtime()?;
         let before = self.owners.owned_in(group);
-        let inspected = runtime.block_on(async {
-            // The ZooKeeper session opens while the brokers are asked for the partitions.
-            let timeout = self.store.config().request_timeout;
-            let connect = self.store.bounded(timeout, self.store.connect());
-            let ((partitions, ids), ()) =
-                futures::try_join!(brokers.partitions_and_ids(&topics), connect)?;
-            self.inspect_partitions(group, &topics, partitions, ids, true)
-                .await
-        });
+        let inspected = runtime.block_on(self.discover_and_inspect(group, &topics, true));
         let loaded = inspected.and_then(|inspected| self.validated(group, inspected));
         if let Err(err) = &loaded {
             // A failed load leaves no ownership behind that it took, when ZooKeeper can answer:

@@ -292,7 +292,7 @@ impl Owners {
     }
 
     /// Whether this keeper took every one of `partitions` in the group.
-    fn owns_all(&self, group: &str, partitions: &[TopicPartition]) -> bool {
+    pub(crate) fn owns_all(&self, group: &str, partitions: &[TopicPartition]) -> bool {
         self.owned()
             .get(group)
             .is_some_and(|owned| partitions.iter().all(|tp| owned.contains(tp)))

@@ -250,3 +250,69 @@ fn another_writer_changing_the_recorded_id_fences_the_commit() {
     // Nothing of the commit was written.
     assert_eq!(zk.get(&offset_path(&group, &topic, 0)).unwrap(), b"7");
 }
+
+/// A keeper that loaded the topics before asks their ranges and stored offsets at once with the
+/// metadata; what it read is kept only when the metadata finds the same partitions. Here the
+/// same keeper loads again after the topic was re-created (same partitions, new ID and leaders'
+/// logs), then after it grew, then after it was re-created with fewer partitions.
+#[test]
+fn a_keeper_loading_again_sees_a_topic_re_created_or_grown_since_its_last_load() {
+    let cluster = cluster();
+    let kafka = Kafka::new(&cluster);
+    let (group, topic) = (unique("g"), unique("again"));
+    let topics = vec![topic.clone()];
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 10);
+    kafka.produce(&topic, 1, 10);
+    let keeper = keeper(&cluster);
+    keeper.load(&group, &topics).unwrap();
+    keeper.commit(&group, &batch(&topic, 2, 8)).unwrap();
+    let first_id = stored_id(&Zk::new(&cluster), &group, &topic).expect("recorded");
+
+    // Same partitions, new topic: the new ID comes from the metadata asked beside the read.
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 20);
+    kafka.produce(&topic, 1, 20);
+    let loaded = keeper.load(&group, &topics).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(8), 0, Action::Recreated, 0),
+            (1, Stored::Offset(8), 0, Action::Recreated, 0),
+        ]
+    );
+    let recreated = loaded.partitions[0].recreated.clone().expect("re-created");
+    assert_eq!(recreated.stored_id, first_id);
+    // The commit records the new ID: the load recorded what it read with the new metadata.
+    keeper.commit(&group, &batch(&topic, 2, 5)).unwrap();
+    let second_id = stored_id(&Zk::new(&cluster), &group, &topic).expect("recorded");
+    assert_eq!(second_id, recreated.current_id);
+
+    // Grown: the new partitions are loaded too, with their ranges.
+    kafka.add_partitions(&topic, 3);
+    kafka.produce(&topic, 2, 4);
+    let loaded = keeper.load(&group, &topics).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(5), 5, Action::Kept, 0),
+            (1, Stored::Offset(5), 5, Action::Kept, 0),
+            (2, Stored::Missing, 0, Action::Initialized, 0),
+        ]
+    );
+    assert_eq!(loaded.partitions[2].range.latest, 4);
+
+    // Re-created with fewer partitions: the one gone is reported stale, not loaded.
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 3);
+    let loaded = keeper.load(&group, &topics).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![(0, Stored::Offset(5), 0, Action::Recreated, 0)]
+    );
+    assert_eq!(loaded.partitions[0].range.latest, 3);
+    let stale: Vec<i32> = loaded.stale.iter().map(|s| s.partition.partition).collect();
+    assert_eq!(stale, vec![1]);
+}

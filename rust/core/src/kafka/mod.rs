@@ -33,9 +33,12 @@ use protocol::{
 use rustc_hash::FxHashMap;
 use security::KafkaSecurity;
 
-/// Connections per broker: the earliest and the latest side of a load are asked at once, and
-/// a broker answers one connection's requests one after the other.
-const LANES: usize = 2;
+/// Connections per broker: a broker answers one connection's requests one after the other, and
+/// the earliest side, the latest side and the metadata of a load are asked at once.
+const LANES: usize = 3;
+const LANE_EARLIEST: usize = 0;
+const LANE_LATEST: usize = 1;
+const LANE_METADATA: usize = 2;
 const DEFAULT_PORT: u16 = 9092;
 const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(100);
 /// Kafka's `default.api.timeout.ms`: the deadline of one operation (a load's Metadata and
@@ -67,6 +70,8 @@ pub struct Brokers {
     retry_backoff: Duration,
     view: Mutex<ClusterView>,
     connections: Mutex<HashMap<String, Arc<Lanes>>>,
+    /// The topics `partitions_and_ids` was last asked for, and the partitions it found.
+    last_found: Mutex<Option<(Vec<String>, Vec<TopicPartition>)>>,
 }
 
 /// What the last Metadata answers said.
@@ -80,6 +85,13 @@ struct ClusterView {
 }
 
 struct Lanes([tokio::sync::Mutex<Option<Connection>>; LANES]);
+
+/// Whether ListOffsets asks again after a retriable failure.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    UntilDeadline,
+    Never,
+}
 
 /// A failed attempt worth repeating (leadership moving, a broker restarting), with its cause.
 struct Retriable(String);
@@ -211,6 +223,7 @@ impl Brokers {
             setup_timeout,
             view: Mutex::new(ClusterView::default()),
             connections: Mutex::new(HashMap::new()),
+            last_found: Mutex::new(None),
         })
     }
 
@@ -251,7 +264,17 @@ impl Brokers {
             );
             ids.insert(topic.clone(), id);
         }
+        *lock(&self.last_found) = Some((topics.to_vec(), partitions.clone()));
         Ok((partitions, ids))
+    }
+
+    /// The partitions `partitions_and_ids` found the last time it was asked for exactly these
+    /// topics, if it was: what a load can ask the ranges of before the metadata is in.
+    pub fn partitions_found_before(&self, topics: &[String]) -> Option<Vec<TopicPartition>> {
+        match &*lock(&self.last_found) {
+            Some((asked, found)) if asked.as_slice() == topics => Some(found.clone()),
+            _ => None,
+        }
     }
 
     /// The sorted partition ids of those of the topics that exist, from one Metadata request;
@@ -337,6 +360,27 @@ impl Brokers {
     /// Earliest and latest offsets of the partitions: per side, one ListOffsets request per
     /// leader, both sides at once.
     pub async fn ranges(&self, partitions: &[TopicPartition]) -> Result<Vec<PartitionRange>> {
+        self.ranges_with(partitions, Retry::UntilDeadline).await
+    }
+
+    /// `ranges` on the leaders known now, in one try: `None` when any partition has no known
+    /// leader or any request fails (the caller asks `ranges` after fresh metadata). For a load
+    /// that asks before its metadata is in.
+    pub async fn ranges_on_known_leaders(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Option<Vec<PartitionRange>> {
+        self.ranges_with(partitions, Retry::Never)
+            .await
+            .map_err(|err| log::debug!("ranges asked ahead of metadata: {err}; asking again"))
+            .ok()
+    }
+
+    async fn ranges_with(
+        &self,
+        partitions: &[TopicPartition],
+        retry: Retry,
+    ) -> Result<Vec<PartitionRange>> {
         if partitions.is_empty() {
             return Ok(Vec::new());
         }
@@ -344,8 +388,8 @@ impl Brokers {
         let (earliest, latest) = self
             .bounded("list offsets", &attempt, async {
                 futures::try_join!(
-                    self.list_offsets(&attempt, partitions, EARLIEST, 0),
-                    self.list_offsets(&attempt, partitions, LATEST, 1)
+                    self.list_offsets(&attempt, partitions, EARLIEST, LANE_EARLIEST, retry),
+                    self.list_offsets(&attempt, partitions, LATEST, LANE_LATEST, retry)
                 )
             })
             .await?;
@@ -377,7 +421,13 @@ impl Brokers {
             .bounded(
                 "list offsets for a timestamp",
                 &attempt,
-                self.list_offsets(&attempt, partitions, timestamp_ms, 0),
+                self.list_offsets(
+                    &attempt,
+                    partitions,
+                    timestamp_ms,
+                    LANE_EARLIEST,
+                    Retry::UntilDeadline,
+                ),
             )
             .await?;
         Ok(partitions
@@ -388,15 +438,16 @@ impl Brokers {
             .collect())
     }
 
-    /// ListOffsets at `timestamp` for every partition, asking each partition's leader; sent
-    /// again after fresh metadata for partitions whose leadership moved, until the deadline.
-    /// The offsets follow `partitions`' order.
+    /// ListOffsets at `timestamp` for every partition, asking each partition's leader; with
+    /// `Retry::UntilDeadline` sent again after fresh metadata for partitions whose leadership
+    /// moved. The offsets follow `partitions`' order.
     async fn list_offsets(
         &self,
         attempt: &Attempt,
         partitions: &[TopicPartition],
         timestamp: i64,
         lane: usize,
+        retry: Retry,
     ) -> Result<Vec<i64>> {
         const OPERATION: &str = "list offsets";
         let mut answers: Vec<Option<i64>> = vec![None; partitions.len()];
@@ -513,6 +564,9 @@ impl Brokers {
             again.dedup();
             let cause =
                 cause.unwrap_or_else(|| format!("{} went unanswered", partitions[again[0]]));
+            if retry == Retry::Never {
+                return Err(self.failed(OPERATION, &cause));
+            }
             self.pause(attempt, OPERATION, Retriable(cause)).await?;
             let topics: Vec<String> = again
                 .iter()
@@ -550,7 +604,7 @@ impl Brokers {
                     .call(
                         attempt,
                         address,
-                        0,
+                        LANE_METADATA,
                         "Metadata",
                         API_METADATA,
                         METADATA_VERSIONS,
