@@ -93,6 +93,7 @@ public final class Bench {
             }
             zkClient.close();
         }
+        waitForQuietMachine(Integer.parseInt(prop("settle.seconds", "300")));
 
         // ---- contenders, alternating -----------------------------------------------------
         Map<String, Object> kafkaParams = new LinkedHashMap<>();
@@ -310,6 +311,44 @@ public final class Bench {
             }
             return new Machine(Runtime.getRuntime().availableProcessors(), cpu, load);
         }
+    }
+
+    /**
+     * Waits until the machine's CPUs are at most 25% busy over 5 seconds, or {@code maxSeconds}
+     * passed: after the workloads are created the brokers keep working for minutes (20,000 new
+     * partitions): F's warm load at P=5000 took 21 ms in a full run, 12.4 ms on a cluster left idle.
+     */
+    static void waitForQuietMachine(int maxSeconds) throws Exception {
+        File stat = new File("/proc/stat");
+        if (!stat.exists() || maxSeconds <= 0) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        double busy = 1;
+        while (true) {
+            long[] before = cpuTicks(stat);
+            Thread.sleep(5_000);
+            long[] after = cpuTicks(stat);
+            long total = after[0] - before[0];
+            busy = total == 0 ? 0 : (double) (after[1] - before[1]) / total;
+            double waited = (System.nanoTime() - t0) / 1e9;
+            if (busy <= 0.25 || waited >= maxSeconds) {
+                System.out.printf("settle: CPUs %.0f%% busy over the last 5 s after %.0f s%s%n",
+                        busy * 100, waited, busy <= 0.25 ? "" : " (gave up waiting for 25%)");
+                return;
+            }
+        }
+    }
+
+    /** {total, busy} jiffies of all CPUs from /proc/stat's first line (busy: not idle or iowait). */
+    private static long[] cpuTicks(File stat) throws IOException {
+        String[] f = Files.readAllLines(stat.toPath()).get(0).trim().split("\\s+");
+        long total = 0;
+        for (int i = 1; i < f.length && i <= 8; i++) {
+            total += Long.parseLong(f[i]);
+        }
+        long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
+        return new long[] {total, total - idle};
     }
 
     /** Runs a command, returns its stdout lines (for the soak child). */
