@@ -415,13 +415,16 @@ impl OffsetKeeper {
             .filter(|partitions| {
                 !(own && self.ownership.enabled) || self.owners.owns_all(group, partitions)
             });
+        // The partitions the metadata just found, inspected as on a first load.
+        let inspect_found = async |partitions: Vec<TopicPartition>, ids| {
+            let ranges = brokers.ranges(&partitions);
+            self.inspect_partitions(group, topics, &partitions, async { Ok(ids) }, own, ranges)
+                .await
+        };
         let Some(before) = found_before else {
             let ((partitions, ids), ()) =
                 futures::try_join!(brokers.partitions_and_ids(topics), connect())?;
-            let ranges = brokers.ranges(&partitions);
-            return self
-                .inspect_partitions(group, topics, &partitions, async { Ok(ids) }, own, ranges)
-                .await;
+            return inspect_found(partitions, ids).await;
         };
         let (ids_sender, ids_receiver) = tokio::sync::oneshot::channel();
         let ids = async {
@@ -453,9 +456,7 @@ impl OffsetKeeper {
             }
             Either::Left((Ok((partitions, ids)), ahead)) => {
                 drop(ahead);
-                let ranges = brokers.ranges(&partitions);
-                self.inspect_partitions(group, topics, &partitions, async { Ok(ids) }, own, ranges)
-                    .await
+                inspect_found(partitions, ids).await
             }
             Either::Left((Err(err), _)) => Err(err),
             // Only a failure ends it before the metadata is in.
