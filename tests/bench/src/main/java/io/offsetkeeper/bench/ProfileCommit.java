@@ -2,6 +2,7 @@ package io.offsetkeeper.bench;
 
 import io.offsetkeeper.OffsetKeeper;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
@@ -10,8 +11,13 @@ import org.apache.kafka.common.TopicPartition;
  * A profiling driver, not a benchmark: the bench's "commit 1 of P" through the Java API in a
  * loop (every partition of W(P) in the map, one changed), for JFR or perf on one JVM. Run on a
  * cluster that {@code gradle bench} left W(P) in: {@code java -cp $(cat
- * build/bench/classpath.txt) io.offsetkeeper.bench.ProfileCommit ZK BOOTSTRAP P GROUP ROUNDS}.
- * Prints the median of each tenth of the rounds, to show the JIT warming up.
+ * build/bench/classpath.txt) io.offsetkeeper.bench.ProfileCommit ZK BOOTSTRAP P GROUP ROUNDS
+ * [EVICT_MB]}. Prints the median of each tenth of the rounds, to show the JIT warming up.
+ *
+ * <p>In the bench the other contenders run between two commits and evict this one's data from
+ * the CPU caches. With {@code EVICT_MB} each measurement follows a write of that many MB, and the
+ * driver also prints, as medians, the parts of a commit of P entries: a map of one entry (the
+ * round trip and what every commit pays) and the walk of the P-entry map alone.
  */
 public final class ProfileCommit {
     private ProfileCommit() {}
@@ -22,6 +28,7 @@ public final class ProfileCommit {
         Workload w = new Workload(Integer.parseInt(args[2]));
         String group = args[3];
         int rounds = Integer.parseInt(args[4]);
+        byte[] evict = new byte[(args.length > 5 ? Integer.parseInt(args[5]) : 0) << 20];
         Map<String, Object> params = new LinkedHashMap<>();
         params.put("bootstrap.servers", bootstrap);
         try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(zk).kafkaParams(params)
@@ -29,26 +36,60 @@ public final class ProfileCommit {
             keeper.load(w.topics);
             long base = System.currentTimeMillis();
             keeper.commit(w.allAt(base));
+            TopicPartition first = w.partitions.get(0);
             long[] nanos = new long[rounds];
+            long[] oneEntry = new long[rounds];
+            long[] walk = new long[rounds];
+            long sum = 0;
             for (int r = 0; r < rounds; r++) {
                 Map<TopicPartition, Long> one = w.allAt(base);
-                one.put(w.partitions.get(0), base + 1 + r);
+                one.put(first, base + 1 + 2 * r);
+                evict(evict);
                 long start = System.nanoTime();
                 long written = keeper.commit(one).written();
                 nanos[r] = System.nanoTime() - start;
                 if (written != 1) {
                     throw new IllegalStateException(written + " written, 1 expected");
                 }
+                if (evict.length == 0) {
+                    continue;
+                }
+                evict(evict);
+                start = System.nanoTime();
+                keeper.commit(Collections.singletonMap(first, base + 2 + 2 * r));
+                oneEntry[r] = System.nanoTime() - start;
+                evict(evict);
+                start = System.nanoTime();
+                for (Map.Entry<TopicPartition, Long> e : one.entrySet()) {
+                    sum += e.getKey().partition() + e.getKey().topic().length() + e.getValue();
+                }
+                walk[r] = System.nanoTime() - start;
             }
             int tenth = Math.max(1, rounds / 10);
             StringBuilder medians = new StringBuilder();
             for (int from = 0; from + tenth <= rounds; from += tenth) {
-                long[] part = Arrays.copyOfRange(nanos, from, from + tenth);
-                Arrays.sort(part);
-                medians.append(String.format(" %.2f", part[tenth / 2] / 1e6));
+                medians.append(String.format(" %.2f",
+                        median(Arrays.copyOfRange(nanos, from, from + tenth))));
             }
             System.out.printf("commit 1 of P=%d: medians per tenth of %d rounds (ms):%s%n", w.size,
                     rounds, medians);
+            if (evict.length > 0) {
+                System.out.printf("after writing %d MB each: commit 1 of P %.3f ms; a map of 1 entry"
+                        + " %.3f ms; walking the map alone %.3f ms (checksum %d)%n",
+                        evict.length >> 20, median(nanos), median(oneEntry), median(walk), sum);
+            }
         }
+    }
+
+    private static void evict(byte[] bytes) {
+        for (int i = 0; i < bytes.length; i += 64) {
+            bytes[i]++;
+        }
+    }
+
+    private static double median(long[] nanos) {
+        long[] sorted = nanos.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2] / 1e6;
     }
 }
