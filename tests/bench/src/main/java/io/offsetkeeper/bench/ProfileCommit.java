@@ -56,8 +56,11 @@ public final class ProfileCommit {
                 }
                 evict(evict);
                 start = System.nanoTime();
-                keeper.commit(Collections.singletonMap(first, base + 2 + 2 * r));
+                written = keeper.commit(Collections.singletonMap(first, base + 2 + 2 * r)).written();
                 oneEntry[r] = System.nanoTime() - start;
+                if (written != 1) {
+                    throw new IllegalStateException(written + " written of a 1-entry map, 1 expected");
+                }
                 evict(evict);
                 start = System.nanoTime();
                 for (Map.Entry<TopicPartition, Long> e : one.entrySet()) {
@@ -88,8 +91,6 @@ public final class ProfileCommit {
     }
 
     private static double median(long[] nanos) {
-        long[] sorted = nanos.clone();
-        Arrays.sort(sorted);
-        return sorted[sorted.length / 2] / 1e6;
+        return Results.median(nanos) / 1e6;
     }
 }
