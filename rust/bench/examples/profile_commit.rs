@@ -1,11 +1,13 @@
 //! A profiling driver, not a benchmark: loads one group's topics, then commits every partition
 //! N times in a loop, for `perf record` on the engine alone (no JVM). All offsets change each
-//! round, or with `CHANGED=1` only the first partition's (the bench's "commit 1 of P"). Run it
+//! round, or with `CHANGED=1` only the first partition's (the bench's "commit 1 of P"); with
+//! `HASH_ORDER=1` the batch comes in a hash map's order, not topic by topic. Run it
 //! on a workload `gradle bench` left in a cluster (`-Pbench.clusterEnv=...`):
 //!
 //!   cargo build --profile profiling -p offsetkeeper-floor --example profile_commit
 //!   perf record -g target/profiling/examples/profile_commit ZK BOOTSTRAP GROUP TOPICS ROUNDS
 
+use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 mod driver;
@@ -25,8 +27,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .max()
         .unwrap_or(0)
         + 1;
-    let partitions: Vec<_> = loaded.offsets().map(|(tp, _)| tp.clone()).collect();
+    let mut partitions: Vec<_> = loaded.offsets().map(|(tp, _)| tp.clone()).collect();
     let only_first = std::env::var("CHANGED").is_ok_and(|v| v == "1");
+    // With HASH_ORDER=1 the batch comes in a hash map's order (as Spark's ranges do).
+    if std::env::var("HASH_ORDER").is_ok_and(|v| v == "1") {
+        partitions.sort_by_cached_key(|tp| {
+            let mut hasher = std::hash::DefaultHasher::new();
+            tp.hash(&mut hasher);
+            hasher.finish()
+        });
+    }
     eprintln!("{} partitions", partitions.len());
     // With CHANGED=1, one commit of all at `base` first: then each round moves one.
     if only_first {

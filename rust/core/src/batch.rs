@@ -1,15 +1,20 @@
 //! A batch of offsets to commit, in columns: each topic name once and, per entry, the index of
 //! its name. A streaming batch names every partition of the job, most often unchanged; in this
 //! form a partition that needs nothing costs no copy of its topic's name.
+//!
+//! A batch is kept topic by topic, each topic's partitions rising where they are numbered as
+//! Kafka numbers them: the commit then looks each topic up once and reads what it knows of the
+//! partitions in order. Batches often come otherwise: Spark's offset ranges and a `HashMap`
+//! come in hash order, the topics taking turns.
 
 use std::ops::Range;
 use std::sync::Arc;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{Error, Result};
 use crate::names::{check_name, check_partition};
-use crate::partition_map::PartitionMap;
+use crate::partition_map::{same_topic, PartitionMap};
 use crate::TopicPartition;
 
 /// Offsets to commit: entry `i` is partition `partitions[i]` of topic
@@ -56,31 +61,84 @@ impl CommitBatch {
             )));
         }
         let topic_index = topic_index.into_iter().map(|i| i as u32).collect();
-        Ok(CommitBatch {
+        let mut batch = CommitBatch {
             names,
             topic_index,
             partitions,
             offsets,
-        })
+        };
+        batch.put_in_order();
+        Ok(batch)
     }
 
-    /// The batch of `(partition, offset)` pairs, in their order.
+    /// The batch of `(partition, offset)` pairs.
     pub fn from_pairs(pairs: &[(TopicPartition, i64)]) -> CommitBatch {
         let mut batch = CommitBatch::default();
+        let mut index_of: FxHashMap<&str, u32> = FxHashMap::default();
+        // Pairs often come in runs of one topic: a run looks its topic up once.
+        let mut run: Option<(&str, u32)> = None;
         for (tp, offset) in pairs {
-            // Pairs come in runs of one topic: a name is added once per run.
-            let same = batch
-                .names
-                .last()
-                .is_some_and(|last| Arc::ptr_eq(last, &tp.topic) || **last == *tp.topic);
-            if !same {
-                batch.names.push(tp.topic.clone());
-            }
-            batch.topic_index.push(batch.names.len() as u32 - 1);
+            let index = match run {
+                Some((topic, index)) if same_topic(topic, &tp.topic) => index,
+                _ => {
+                    let next = batch.names.len() as u32;
+                    let index = *index_of.entry(&tp.topic).or_insert_with(|| {
+                        batch.names.push(tp.topic.clone());
+                        next
+                    });
+                    run = Some((&tp.topic, index));
+                    index
+                }
+            };
+            batch.topic_index.push(index);
             batch.partitions.push(tp.partition);
             batch.offsets.push(*offset);
         }
+        batch.put_in_order();
         batch
+    }
+
+    /// Groups the entries by topic index (each topic's in their order), then puts each topic's
+    /// partitions in rising order where they are dense (Kafka's 0 to n-1). Each pass runs only
+    /// when needed and costs one sweep. A negative or repeated partition leaves its topic's
+    /// order as it was, for [`CommitBatch::check`] to name it.
+    fn put_in_order(&mut self) {
+        let mut counts = vec![0usize; self.names.len()];
+        let mut grouped = true;
+        let mut last = None;
+        for &index in &self.topic_index {
+            if last != Some(index) {
+                grouped &= counts[index as usize] == 0;
+                last = Some(index);
+            }
+            counts[index as usize] += 1;
+        }
+        if !grouped {
+            let mut next: Vec<usize> = counts
+                .iter()
+                .scan(0, |start, count| {
+                    let at = *start;
+                    *start += count;
+                    Some(at)
+                })
+                .collect();
+            let len = self.len();
+            let (mut topic_index, mut partitions, mut offsets) =
+                (vec![0; len], vec![0; len], vec![0; len]);
+            for entry in 0..len {
+                let index = self.topic_index[entry];
+                let at = &mut next[index as usize];
+                topic_index[*at] = index;
+                partitions[*at] = self.partitions[entry];
+                offsets[*at] = self.offsets[entry];
+                *at += 1;
+            }
+            (self.topic_index, self.partitions, self.offsets) = (topic_index, partitions, offsets);
+        }
+        let runs: Vec<Range<usize>> = self.runs().map(|(_, run)| run).collect();
+        for run in runs {
+            sort_dense(&mut self.partitions[run.clone()], &mut self.offsets[run]);
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -173,28 +231,99 @@ impl CommitBatch {
     }
 }
 
+/// Sorts one topic's entries by partition when the numbers are dense (at most twice as many
+/// as the entries, plus 1,024), by placing each at its number. Leaves them as they are when
+/// they rise already, are sparse, or hold a negative or repeated partition.
+fn sort_dense(partitions: &mut [i32], offsets: &mut [i64]) {
+    if partitions.windows(2).all(|pair| pair[0] < pair[1]) {
+        return;
+    }
+    let Some(max) = partitions.iter().try_fold(0usize, |max, &p| {
+        usize::try_from(p).ok().map(|p| max.max(p))
+    }) else {
+        return;
+    };
+    if max > 2 * partitions.len() + 1024 {
+        return;
+    }
+    let mut slots: Vec<Option<i64>> = vec![None; max + 1];
+    for (&partition, &offset) in partitions.iter().zip(offsets.iter()) {
+        let slot = &mut slots[partition as usize];
+        if slot.is_some() {
+            return;
+        }
+        *slot = Some(offset);
+    }
+    let placed = slots
+        .iter()
+        .enumerate()
+        .filter_map(|(partition, offset)| Some((partition as i32, (*offset)?)));
+    for ((partition, offset), (p, o)) in partitions.iter_mut().zip(offsets.iter_mut()).zip(placed) {
+        (*partition, *offset) = (p, o);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn pairs(list: &[(&str, i32, i64)]) -> Vec<(TopicPartition, i64)> {
+        list.iter()
+            .map(|(topic, partition, offset)| (TopicPartition::new(*topic, *partition), *offset))
+            .collect()
+    }
+
     #[test]
-    fn columns_are_checked_and_pairs_round_trip() {
-        let pairs = vec![
-            (TopicPartition::new("a", 0), 5),
-            (TopicPartition::new("a", 1), 6),
-            (TopicPartition::new("b", 0), 7),
-            (TopicPartition::new("a", 2), 8),
-        ];
-        let batch = CommitBatch::from_pairs(&pairs);
-        assert_eq!(batch.names.len(), 3);
-        assert_eq!(batch.pairs(), pairs);
+    fn columns_are_checked_and_entries_kept_topic_by_topic_in_rising_order() {
+        // Topics taking turns, partitions out of order: as a hash map gives them.
+        let batch = CommitBatch::from_pairs(&pairs(&[
+            ("a", 1, 6),
+            ("b", 0, 7),
+            ("a", 2, 8),
+            ("a", 0, 5),
+        ]));
+        assert_eq!(batch.names.len(), 2);
+        assert_eq!(
+            batch.pairs(),
+            pairs(&[("a", 0, 5), ("a", 1, 6), ("a", 2, 8), ("b", 0, 7)])
+        );
         assert!(batch.check("g").is_ok());
         let runs: Vec<(String, Range<usize>)> =
             batch.runs().map(|(t, r)| (t.to_string(), r)).collect();
+        assert_eq!(runs, vec![("a".into(), 0..3), ("b".into(), 3..4)]);
+        // The same through the columns, with a name given twice: its runs stay apart.
+        let names: Vec<Arc<str>> = vec![Arc::from("b"), Arc::from("a"), Arc::from("b")];
+        let batch = CommitBatch::new(
+            names,
+            vec![1, 0, 2, 1],
+            vec![3, 1, 0, 2],
+            vec![30, 10, 0, 20],
+        )
+        .unwrap();
         assert_eq!(
-            runs,
-            vec![("a".into(), 0..2), ("b".into(), 2..3), ("a".into(), 3..4)]
+            batch.pairs(),
+            pairs(&[("b", 1, 10), ("a", 2, 20), ("a", 3, 30), ("b", 0, 0)])
         );
+        assert!(batch.check("g").is_ok());
+
+        // Sparse numbers keep their order; a repeated or negative one is left for check.
+        let sparse = CommitBatch::from_pairs(&pairs(&[("a", 9_000, 1), ("a", 3, 2)]));
+        assert_eq!(sparse.pairs(), pairs(&[("a", 9_000, 1), ("a", 3, 2)]));
+        assert!(sparse.check("g").is_ok());
+        let repeated = CommitBatch::from_pairs(&pairs(&[
+            ("a", 1, 4),
+            ("b", 0, 0),
+            ("a", 0, 3),
+            ("a", 1, 5),
+        ]));
+        let err = repeated.check("g").unwrap_err().to_string();
+        assert!(
+            err.contains("a-1 appears twice in one commit (offsets 4 and 5)"),
+            "{err}"
+        );
+        let negative = CommitBatch::from_pairs(&pairs(&[("a", 1, 4), ("a", -2, 3)]));
+        let err = negative.check("g").unwrap_err().to_string();
+        assert!(err.contains("-2"), "{err}");
 
         let names: Vec<Arc<str>> = vec![Arc::from("t")];
         for (index, needle) in [
