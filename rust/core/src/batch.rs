@@ -105,13 +105,11 @@ impl CommitBatch {
     fn put_in_order(&mut self) {
         let mut counts = vec![0usize; self.names.len()];
         let mut grouped = true;
-        let mut last = None;
-        for &index in &self.topic_index {
-            if last != Some(index) {
-                grouped &= counts[index as usize] == 0;
-                last = Some(index);
-            }
-            counts[index as usize] += 1;
+        // By runs: a count per entry would wait on its own store, entry after entry.
+        for run in self.topic_index.chunk_by(|a, b| a == b) {
+            let count = &mut counts[run[0] as usize];
+            grouped &= *count == 0;
+            *count += run.len();
         }
         if !grouped {
             let mut next: Vec<usize> = counts
