@@ -14,7 +14,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{Error, Result};
 use crate::names::{check_name, check_partition};
-use crate::partition_map::{same_topic, PartitionMap};
+use crate::partition_map::{fits_dense, same_topic, PartitionMap};
 use crate::TopicPartition;
 
 /// Offsets to commit: entry `i` is partition `partitions[i]` of topic
@@ -229,8 +229,8 @@ impl CommitBatch {
     }
 }
 
-/// Sorts one topic's entries by partition when the numbers are dense (at most twice as many
-/// as the entries, plus 1,024), by placing each at its number. Leaves them as they are when
+/// Sorts one topic's entries by partition when the numbers are dense ([`fits_dense`]), by
+/// placing each at its number. Leaves them as they are when
 /// they rise already, are sparse, or hold a negative or repeated partition.
 fn sort_dense(partitions: &mut [i32], offsets: &mut [i64]) {
     if partitions.windows(2).all(|pair| pair[0] < pair[1]) {
@@ -241,7 +241,7 @@ fn sort_dense(partitions: &mut [i32], offsets: &mut [i64]) {
     }) else {
         return;
     };
-    if max > 2 * partitions.len() + 1024 {
+    if !fits_dense(max, partitions.len()) {
         return;
     }
     let mut slots: Vec<Option<i64>> = vec![None; max + 1];

@@ -67,7 +67,7 @@ pub(crate) struct Tracker {
     /// Writes whose outcome is unknown (the request failed on the way): the version each would
     /// have given and the value it wrote. The next commit of the partition reads its node to
     /// settle it. Rare, so kept apart: [`Seen`] stays small for the pass over every partition.
-    pending: FxHashMap<TopicPartition, (i32, i64)>,
+    pending: PartitionMap<(i32, i64)>,
     /// Persistent folders known to exist.
     dirs: HashSet<String>,
     /// Offsets of commits deferred because ZooKeeper could not be reached, not stored yet.
@@ -447,8 +447,8 @@ impl OffsetKeeper {
     /// `None` when it may not leave any out. A streaming batch names every partition and
     /// often few moved: the others then cost one lookup each, no path and no pass of the full
     /// commit. Only where that full commit would do nothing for them either: fenced (without
-    /// fencing every node is read again), nothing deferred or pending, ownership settled,
-    /// folders and topic identities known.
+    /// fencing every node is read again), nothing deferred, ownership settled, folders and
+    /// topic identities known, and no write of the partition pending.
     fn unsettled(
         &self,
         tracker: &Tracker,
@@ -458,7 +458,6 @@ impl OffsetKeeper {
         let group = layout.group;
         let eligible = self.fencing
             && tracker.deferred.is_empty()
-            && tracker.pending.is_empty()
             && tracker.outage.is_none()
             && (!self.ownership.enabled
                 || (self.owners.is_registered(group) && !self.owners.is_following(group)))
@@ -479,11 +478,13 @@ impl OffsetKeeper {
                         && !(seen.current.is_some() && seen.node.is_none())
                 });
             let nodes = tracker.nodes.topic(topic).filter(|_| plain);
+            let pending = tracker.pending.topic(topic);
             for entry in run {
-                let offset = batch.offset(entry);
+                let (partition, offset) = (batch.partition(entry), batch.offset(entry));
                 let stored = nodes
-                    .and_then(|nodes| nodes.get(batch.partition(entry)))
-                    .is_some_and(|seen| seen.is_settled_at(offset));
+                    .and_then(|nodes| nodes.get(partition))
+                    .is_some_and(|seen| seen.is_settled_at(offset))
+                    && pending.is_none_or(|pending| pending.get(partition).is_none());
                 if stored {
                     settled += 1;
                 } else {
@@ -747,7 +748,7 @@ impl OffsetKeeper {
             .filter(|(i, seen)| {
                 !self.fencing
                     || seen.is_none()
-                    || tracker.pending.contains_key(entries[*i].partition)
+                    || tracker.pending.get(entries[*i].partition).is_some()
             })
             .map(|(i, _)| i)
             .collect();
@@ -1049,7 +1050,7 @@ impl OffsetKeeper {
                                     let version = seen.version.map_or(0, |v| v.wrapping_add(1));
                                     tracker
                                         .pending
-                                        .insert(entry.partition.clone(), (version, entry.offset));
+                                        .insert(entry.partition, (version, entry.offset));
                                 }
                             }
                         }
@@ -1349,15 +1350,15 @@ mod tests {
         assert_eq!(seen(&tracker, &p).version, Some(4));
         assert_eq!(seen(&tracker, &p).value.get(), Some(20));
         // A write of this keeper whose outcome was unknown turns out applied.
-        tracker.pending.insert(p.clone(), (5, 30));
+        tracker.pending.insert(&p, (5, 30));
         tracker.observe(&p, Some(&node(5, "30")));
         assert_eq!(seen(&tracker, &p).committed.get(), Some(30));
-        assert!(tracker.pending.is_empty());
+        assert_eq!(tracker.pending.get(&p), None);
         // One that turns out overtaken by another writer: no floor, nothing pending.
-        tracker.pending.insert(p.clone(), (6, 40));
+        tracker.pending.insert(&p, (6, 40));
         tracker.observe(&p, Some(&node(6, "35")));
         assert_eq!(seen(&tracker, &p).committed.get(), None);
-        assert!(tracker.pending.is_empty());
+        assert_eq!(tracker.pending.get(&p), None);
         tracker.nodes.get_mut(&p).unwrap().committed = MaybeOffset::some(35);
         tracker.reset_floor(&p);
         assert_eq!(seen(&tracker, &p).committed.get(), None);

@@ -86,10 +86,13 @@ impl<V> Default for Slots<V> {
     }
 }
 
-impl<V> Slots<V> {
-    /// How far past its length the vector grows for one number: at most double, plus this.
-    const GROWTH: usize = 1024;
+/// Whether numbers up to `highest` go in a vector made for `count` of them: at most double,
+/// plus 1,024, so that no input makes the vector huge.
+pub(crate) fn fits_dense(highest: usize, count: usize) -> bool {
+    highest <= 2 * count + 1024
+}
 
+impl<V> Slots<V> {
     #[inline]
     fn dense_index(&self, partition: i32) -> Option<usize> {
         usize::try_from(partition)
@@ -117,7 +120,7 @@ impl<V> Slots<V> {
             return self.dense[i].replace(value);
         }
         match usize::try_from(partition) {
-            Ok(i) if i <= 2 * self.dense.len() + Self::GROWTH => {
+            Ok(i) if fits_dense(i, self.dense.len()) => {
                 let old = self.sparse.remove(&partition);
                 let from = self.dense.len();
                 self.dense.resize_with(i + 1, || None);
