@@ -44,37 +44,22 @@ impl CommitBatch {
                 offsets.len()
             )));
         }
-        // One branch-free pass over the whole column (a batch names every partition of the
-        // job); the entry to name in the error is looked for only when there is one.
-        let count = names.len();
-        let in_range = |i: i32| usize::try_from(i).is_ok_and(|i| i < count);
-        if !topic_index.iter().fold(true, |all, &i| all & in_range(i)) {
-            let (entry, i) = topic_index
-                .iter()
-                .enumerate()
-                .find(|(_, &i)| !in_range(i))
-                .map(|(entry, &i)| (entry, i))
-                .unwrap_or_default();
-            return Err(Error::invalid(format!(
-                "topic index {i} of entry {entry} is outside the {count} topic name(s); allowed: 0 to {}",
-                count as i64 - 1
-            )));
-        }
-        let topic_index = topic_index.into_iter().map(|i| i as u32).collect();
-        let mut batch = CommitBatch {
+        let (counts, grouped) = count_by_topic(&topic_index, names.len())?;
+        let batch = CommitBatch {
             names,
-            topic_index,
+            topic_index: topic_index.into_iter().map(|i| i as u32).collect(),
             partitions,
             offsets,
         };
-        batch.put_in_order();
-        Ok(batch)
+        Ok(batch.in_order(&counts, grouped))
     }
 
     /// The batch of `(partition, offset)` pairs.
     pub fn from_pairs(pairs: &[(TopicPartition, i64)]) -> CommitBatch {
         let mut batch = CommitBatch::default();
         let mut index_of: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut counts: Vec<usize> = Vec::new();
+        let mut grouped = true;
         // Pairs often come in runs of one topic: a run looks its topic up once.
         let mut run: Option<(&str, u32)> = None;
         for (tp, offset) in pairs {
@@ -84,34 +69,30 @@ impl CommitBatch {
                     let next = batch.names.len() as u32;
                     let index = *index_of.entry(&tp.topic).or_insert_with(|| {
                         batch.names.push(tp.topic.clone());
+                        counts.push(0);
                         next
                     });
+                    grouped &= counts[index as usize] == 0;
                     run = Some((&tp.topic, index));
                     index
                 }
             };
+            counts[index as usize] += 1;
             batch.topic_index.push(index);
             batch.partitions.push(tp.partition);
             batch.offsets.push(*offset);
         }
-        batch.put_in_order();
-        batch
+        batch.in_order(&counts, grouped)
     }
 
-    /// Groups the entries by topic index (each topic's in their order), then puts each topic's
-    /// partitions in rising order where they are dense (Kafka's 0 to n-1). Each pass runs only
-    /// when needed and costs one sweep. A negative or repeated partition leaves its topic's
-    /// order as it was, for [`CommitBatch::check`] to name it.
-    fn put_in_order(&mut self) {
-        let mut counts = vec![0usize; self.names.len()];
-        let mut grouped = true;
-        // By runs: a count per entry would wait on its own store, entry after entry.
-        for run in self.topic_index.chunk_by(|a, b| a == b) {
-            let count = &mut counts[run[0] as usize];
-            grouped &= *count == 0;
-            *count += run.len();
-        }
+    /// The batch topic by topic, each topic's partitions rising where they are dense (Kafka's
+    /// 0 to n-1), given each topic's count of entries and whether each topic is one run
+    /// already. Each pass runs only when needed and costs one sweep. A negative or repeated
+    /// partition leaves its topic's order as it was, for [`CommitBatch::check`] to name it.
+    fn in_order(mut self, counts: &[usize], grouped: bool) -> CommitBatch {
         if !grouped {
+            // Each entry placed after the entries of the topics before its own: a stable
+            // counting sort.
             let mut next: Vec<usize> = counts
                 .iter()
                 .scan(0, |start, count| {
@@ -137,6 +118,7 @@ impl CommitBatch {
         for run in runs {
             sort_dense(&mut self.partitions[run.clone()], &mut self.offsets[run]);
         }
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -227,6 +209,28 @@ impl CommitBatch {
         }
         Ok(())
     }
+}
+
+/// The entries of each topic, counted by runs of one index (a count per entry would wait on
+/// its own store, entry after entry), and whether each topic is a single run. Refuses an index
+/// that names none of the `topics` names.
+fn count_by_topic(topic_index: &[i32], topics: usize) -> Result<(Vec<usize>, bool)> {
+    let mut counts = vec![0usize; topics];
+    let mut grouped = true;
+    let mut entry = 0;
+    for run in topic_index.chunk_by(|a, b| a == b) {
+        let Some(count) = usize::try_from(run[0]).ok().and_then(|i| counts.get_mut(i)) else {
+            return Err(Error::invalid(format!(
+                "topic index {} of entry {entry} is outside the {topics} topic name(s); allowed: 0 to {}",
+                run[0],
+                topics as i64 - 1
+            )));
+        };
+        grouped &= *count == 0;
+        *count += run.len();
+        entry += run.len();
+    }
+    Ok((counts, grouped))
 }
 
 /// Sorts one topic's entries by partition when the numbers are dense ([`fits_dense`]), by

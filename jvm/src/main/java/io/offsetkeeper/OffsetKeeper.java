@@ -5,11 +5,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.ConcurrentModificationException;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongFunction;
@@ -90,6 +92,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private final transient Object opening = new Object();
     private transient long handle;
     private transient volatile boolean closed;
+    // The last commit's columns, for a next commit of as many entries (a job commits the same
+    // partitions batch after batch): new arrays, 16 bytes an entry, would be zeroed first.
+    private final transient AtomicReference<Batch> spareBatch = new AtomicReference<>();
 
     private OffsetKeeper(String group, LinkedHashMap<String, String> settings,
             LinkedHashMap<String, String> kafkaParams, String shown, String description) {
@@ -207,10 +212,12 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      *     for longer than the commit outage tolerance (the message says how long), or at once
      *     with a tolerance of zero
      * @throws ZooKeeperException when ZooKeeper refused the write (an ACL, for instance)
+     * @throws java.util.ConcurrentModificationException when another thread changed
+     *     {@code offsets} while this call read it; nothing was written
      */
     public CommitResult commit(Map<TopicPartition, Long> offsets) {
         require(offsets, "offsets");
-        Batch batch = new Batch(offsets.size());
+        Batch batch = Batch.reuse(spareBatch.getAndSet(null), offsets.size());
         for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
             TopicPartition tp = require(e.getKey(), "offsets key");
             Long offset = e.getValue();
@@ -220,7 +227,12 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             }
             batch.add(tp.topic(), tp.partition(), offset);
         }
-        return commit(batch);
+        if (batch.size != batch.offsets.length) {
+            throw Batch.changed(batch.size + " entries read, " + offsets.size() + " now");
+        }
+        CommitResult result = commit(batch);
+        spareBatch.set(batch);
+        return result;
     }
 
     private CommitResult commit(Batch batch) {
@@ -256,7 +268,28 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             offsets = new long[entries];
         }
 
+        /** The map changed while read (another thread): none of its entries is committed. */
+        static ConcurrentModificationException changed(String how) {
+            return new ConcurrentModificationException(
+                    "offsets changed while being committed: " + how);
+        }
+
+        /** An empty batch for {@code entries}: {@code spare} (may be null) if it fits. */
+        static Batch reuse(Batch spare, int entries) {
+            if (spare == null || spare.offsets.length != entries) {
+                return new Batch(entries);
+            }
+            spare.ids.clear();
+            spare.names.clear();
+            spare.size = 0;
+            spare.lastTopic = null;
+            return spare;
+        }
+
         void add(String topic, int partition, long offset) {
+            if (size == offsets.length) {
+                throw changed("more than the " + size + " entries it had");
+            }
             if (topic != lastTopic) {
                 Integer id = ids.get(topic);
                 if (id == null) {

@@ -8,12 +8,15 @@ import static org.junit.Assert.assertTrue;
 
 import io.offsetkeeper.spark.SparkOffsets;
 import java.time.Duration;
+import java.util.AbstractMap;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.ConcurrentModificationException;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.spark.streaming.kafka010.OffsetRange;
 import org.junit.BeforeClass;
@@ -147,6 +150,38 @@ public class BadArgumentsTest {
             Map<TopicPartition, Long> nullKey = new HashMap<>();
             nullKey.put(null, 1L);
             assertIllegal("offsets key is null", () -> keeper.commit(nullKey));
+            // A map changed by another thread while read: fewer entries than its size said.
+            Map<TopicPartition, Long> shrinking = new AbstractMap<TopicPartition, Long>() {
+                @Override
+                public Set<Map.Entry<TopicPartition, Long>> entrySet() {
+                    return Collections.singletonMap(tp(topic, 0), 5L).entrySet();
+                }
+
+                @Override
+                public int size() {
+                    return 2;
+                }
+            };
+            ConcurrentModificationException changed = assertThrows(
+                    ConcurrentModificationException.class, () -> keeper.commit(shrinking));
+            assertTrue(changed.getMessage(), changed.getMessage().contains(
+                    "offsets changed while being committed: 1 entries read, 2 now"));
+            // And one with more entries than its size said.
+            Map<TopicPartition, Long> growing = new AbstractMap<TopicPartition, Long>() {
+                @Override
+                public Set<Map.Entry<TopicPartition, Long>> entrySet() {
+                    return batch(tp(topic, 0), 5L, tp(topic, 1), 6L).entrySet();
+                }
+
+                @Override
+                public int size() {
+                    return 1;
+                }
+            };
+            changed = assertThrows(
+                    ConcurrentModificationException.class, () -> keeper.commit(growing));
+            assertTrue(changed.getMessage(), changed.getMessage().contains(
+                    "offsets changed while being committed: more than the 1 entries it had"));
             // Two ranges of one partition, as no Map can hold them.
             assertIllegal("appears twice, in ranges[0] and ranges[2]", () -> keeper.commit(
                     SparkOffsets.untilOffsets(new OffsetRange[] {OffsetRange.create(topic, 0, 0, 1),

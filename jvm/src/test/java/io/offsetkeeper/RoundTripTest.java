@@ -9,6 +9,7 @@ import io.offsetkeeper.spark.SparkOffsets;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
@@ -56,6 +57,31 @@ public class RoundTripTest {
             CommitResult again = keeper.commit(batch);
             assertEquals(0, again.written());
             assertEquals(3, again.unchanged());
+        }
+    }
+
+    /** Commits of one size reuse their columns: nothing of the last batch may leak into the next. */
+    @Test
+    public void batchesOfOneSizeEachCommitTheirOwnEntries() throws Exception {
+        String first = TestCluster.createTopic(2);
+        String second = TestCluster.createTopic(1);
+        String group = TestCluster.unique("group");
+        try (OffsetKeeper keeper = TestCluster.keeper(group)) {
+            Map<TopicPartition, Long> batch = new LinkedHashMap<>();
+            batch.put(tp(first, 0), 4L);
+            batch.put(tp(first, 1), 5L);
+            batch.put(tp(second, 0), 6L);
+            assertEquals(3, keeper.commit(batch).written());
+            // The same size, the topics in the other order, one partition moved to the other.
+            Map<TopicPartition, Long> next = new LinkedHashMap<>();
+            next.put(tp(second, 0), 9L);
+            next.put(tp(first, 1), 8L);
+            next.put(tp(first, 0), 7L);
+            CommitResult result = keeper.commit(next);
+            assertEquals(3, result.written());
+            assertEquals("7", TestCluster.readOffset(group, first, 0));
+            assertEquals("8", TestCluster.readOffset(group, first, 1));
+            assertEquals("9", TestCluster.readOffset(group, second, 0));
         }
     }
 
