@@ -247,6 +247,10 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
             let index = ints(env, &topic_index, "topicIndex")?;
             let partitions = ints(env, &partitions, "partitions")?;
             let offsets = longs(env, &offsets, "offsets")?;
+            same_lengths(
+                &["topicIndex", "partitions", "offsets"],
+                &[index.len(), partitions.len(), offsets.len()],
+            )?;
             let batch = CommitBatch::new(names, index, partitions, offsets)?;
             let summary = engine.commit_batch(&group, &batch)?;
             let counts = [
