@@ -40,6 +40,14 @@ public final class Bench {
      */
     static final int B1_MAX_SIZE = 5_000;
 
+    /**
+     * A full collection before each operation, so no contender pays for the garbage another
+     * left (B3 leaves hundreds of MB a round at P=20,000, whose young pauses of 3-130 ms then
+     * fell on whichever contender ran next; F, a process of its own, never paid them).
+     * {@code -Pbench.gcBeforeEach=false} turns it off.
+     */
+    static final boolean GC_BEFORE_EACH = Boolean.parseBoolean(prop("gcBeforeEach", "true"));
+
     private Bench() {}
 
     static String prop(String name, String fallback) {
@@ -134,6 +142,9 @@ public final class Bench {
                         Contender c = contenders.get((k + round) % contenders.size());
                         if (!c.measures(op)) {
                             continue;
+                        }
+                        if (GC_BEFORE_EACH) {
+                            System.gc();
                         }
                         long nanos;
                         switch (op) {
