@@ -261,7 +261,7 @@ mod tests {
     use super::*;
 
     /// Anything answering on a Kafka port that claims 2^31-1 elements gets an error naming the
-    /// claim, not an allocation of it (which aborts the process; rust/patched/README.md).
+    /// claim, not an allocation of it (which aborts the process; vendor/README.md).
     #[test]
     fn a_peer_claiming_billions_of_elements_gets_an_error_not_an_abort() {
         let runtime = tokio::runtime::Builder::new_current_thread()

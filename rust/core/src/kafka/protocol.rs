@@ -548,7 +548,7 @@ mod tests {
     }
 
     /// A peer claiming 2^31-1 elements in 8 bytes: the decoder must not reserve memory for the
-    /// claim (kafka-protocol 0.18 did, which aborts the process; rust/patched/README.md).
+    /// claim (kafka-protocol 0.18 did, which aborts the process; vendor/README.md).
     #[test]
     fn answers_claiming_more_elements_than_they_hold_are_malformed_not_aborts() {
         const CLAIM: u32 = i32::MAX as u32;
