@@ -1,6 +1,6 @@
 // Only the JNI entry points leave the library: a version script hides every other symbol
 // (aws-lc's C symbols included), so nothing clashes with other native code in the JVM.
-// tests/native/audit_elf.py checks the shipped libraries for exactly that.
+// packaging/native/audit_elf.py checks the shipped libraries for exactly that.
 fn main() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let script = dir.join("exports.map");

@@ -5,7 +5,7 @@
  * __start_<section> and __stop_<section>, which the linker defines. LLD (zig's linker) defines
  * them with protected visibility and exports them whatever the version script says; a reference
  * with hidden visibility makes them hidden (the most constraining visibility wins), so only the
- * Java_* entry points are exported (rust/jni/exports.map, checked by tests/native/audit_elf.py).
+ * Java_* entry points are exported (rust/jni/exports.map, checked by packaging/native/audit_elf.py).
  * The references are weak: a section that does not exist leaves them null.
  */
 #define HIDDEN_BOUNDS(section)                                                                  \

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# One cell of the server compatibility matrix (issue 13, item 2; gradle compat / compatFast):
-# starts ZooKeeper ZK_VERSION and Kafka KAFKA_VERSION on 127.0.0.1, runs the load, commit,
-# ownership and CLI scenarios against them (the cargo integration tests that use only the
-# shared cluster, plus repeated_loads), stops the servers (also on failure) and writes
-# OUT/<cell>.result and OUT/<cell>/scenarios.log.
+# One cell of the server compatibility matrix (gradle compat / compatFast): starts ZooKeeper
+# ZK_VERSION and Kafka KAFKA_VERSION on 127.0.0.1, runs the load, commit, ownership and CLI
+# scenarios against them (the cargo integration tests that use only the shared cluster, plus
+# repeated_loads), stops the servers (also on failure) and writes OUT/<cell>.result and
+# OUT/<cell>/scenarios.log.
 #
 #   run-cell.sh ZK_VERSION KAFKA_VERSION OUT
 #

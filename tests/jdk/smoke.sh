@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# The JDK matrix smoke (issue 12, item 9): JdkSmoke (Java 8 bytecode) in a fresh JVM of JDK
-# MAJOR, class path = the offsetkeeper_2.12 jar + kafka-clients + slf4j-api, against the cluster
-# of build/cluster/cluster.env: load, commit, reload, offsets equal. Checks what the JVM prints:
-# the smoke's OK line, no -Xcheck:jni warning, and on Java 24+ that the JDK's "restricted
-# method" warning appears without --enable-native-access=ALL-UNNAMED and not with it (the
-# README's advice).
+# The JDK matrix smoke: JdkSmoke (Java 8 bytecode) in a fresh JVM of JDK MAJOR, class path = the
+# offsetkeeper_2.12 jar + kafka-clients + slf4j-api, against the cluster of
+# build/cluster/cluster.env: load, commit, reload, offsets equal. Checks what the JVM prints: the
+# smoke's OK line, no -Xcheck:jni warning, and on Java 24+ that the JDK's "restricted method"
+# warning appears without --enable-native-access=ALL-UNNAMED and not with it (the README's advice).
 #
 #   tests/jdk/smoke.sh MAJOR CLASSPATH CLUSTER_ENV
 set -euo pipefail

@@ -1,7 +1,7 @@
-//! Issue 15 through the built binary, against real servers: a ZooKeeper chroot that does not
-//! exist fails every command with one line naming it (exit 1, nothing created), and with
-//! ZooKeeper stopped or frozen (SIGSTOP, an ensemble of the test's own) a command ends within
-//! its `--timeout` plus 20%.
+//! ZooKeeper deadlines through the built binary, against real servers: a ZooKeeper chroot that
+//! does not exist fails every command with one line naming it (exit 1, nothing created), and with
+//! ZooKeeper stopped or frozen (SIGSTOP, an ensemble of the test's own) a command ends within its
+//! `--timeout` plus 20%.
 
 #[path = "../../core/tests/support/mod.rs"]
 mod support;

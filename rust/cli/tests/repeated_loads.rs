@@ -1,10 +1,11 @@
-//! Issue 13's scenario, repeated: four partitions, one stored offset in range, one purged below
-//! the earliest (deleteRecords), one above the latest, one missing. Each round opens a NEW
-//! keeper (a new ZooKeeper session, so ownership is taken with creates), loads, and commits,
-//! creating the missing node and updating the others; every tenth round also runs `describe`
-//! and `reset --to-valid --execute` through the CLI. Failures are counted, not stopped at, so
-//! that an intermittent one shows how often it happens; the test asserts there were none.
-//! Part of the normal `cargo test` and of every cell of the compatibility matrix (tests/compat).
+//! Every kind of stored offset, loaded and committed over and over: four partitions, one stored
+//! offset in range, one purged below the earliest (deleteRecords), one above the latest, one
+//! missing. Each round opens a NEW keeper (a new ZooKeeper session, so ownership is taken with
+//! creates), loads, and commits, creating the missing node and updating the others; every tenth
+//! round also runs `describe` and `reset --to-valid --execute` through the CLI. Failures are
+//! counted, not stopped at, so that an intermittent one shows how often it happens; the test
+//! asserts there were none. Part of the normal `cargo test` and of every cell of the compatibility
+//! matrix (tests/compat).
 //!
 //! The purge is Kafka's deleteRecords (Kafka 0.11 and later). With OFFSETKEEPER_PURGE_BY=retention
 //! (the Kafka 0.10 cell of the matrix: no deleteRecords there) it is time retention: partition 1's

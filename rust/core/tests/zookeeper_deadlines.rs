@@ -1,8 +1,8 @@
-//! Issue 15 against real servers: a ZooKeeper chroot that does not exist fails every call with
-//! one clear error, and with ZooKeeper stopped or frozen (SIGSTOP) every call ends within its
-//! timeout, as [`Error::Timeout`] whichever layer noticed it. The stopped and frozen ZooKeeper
-//! is an ensemble of one of the test's own (`tests/cluster/ensemble.sh`); Kafka is the shared
-//! cluster's.
+//! ZooKeeper deadlines against real servers: a ZooKeeper chroot that does not exist fails every
+//! call with one clear error, and with ZooKeeper stopped or frozen (SIGSTOP) every call ends
+//! within its timeout, as [`Error::Timeout`] whichever layer noticed it. The stopped and frozen
+//! ZooKeeper is an ensemble of one of the test's own (`tests/cluster/ensemble.sh`); Kafka is the
+//! shared cluster's.
 
 mod support;
 

@@ -19,10 +19,10 @@ import org.junit.Test;
 import org.junit.function.ThrowingRunnable;
 
 /**
- * Issue 15 across JNI, against real servers: a ZooKeeper frozen with SIGSTOP (a ZooKeeper of
- * the test's own, {@code tests/cluster/ensemble.sh}) makes load and commit throw
- * {@link ServerTimeoutException} within the ZooKeeper timeout plus 20%, whichever layer noticed;
- * a chroot that does not exist makes them throw one {@link ZooKeeperException} naming it.
+ * ZooKeeper deadlines across JNI, against real servers: a ZooKeeper frozen with SIGSTOP (a
+ * ZooKeeper of the test's own, {@code tests/cluster/ensemble.sh}) makes load and commit throw
+ * {@link ServerTimeoutException} within the ZooKeeper timeout plus 20%, whichever layer noticed; a
+ * chroot that does not exist makes them throw one {@link ZooKeeperException} naming it.
  */
 public class ZooKeeperDeadlineTest {
     private static final Duration TIMEOUT = Duration.ofMillis(2000);

@@ -18,7 +18,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * The JDK matrix smoke (issue 12, item 9; run by tests/jdk/smoke.sh from jvm/jdk-matrix.gradle):
+ * The JDK matrix smoke (run by tests/jdk/smoke.sh from jvm/jdk-matrix.gradle):
  * in a fresh JVM whose class path is the offsetkeeper_2.12 jar, kafka-clients and slf4j-api,
  * loads a group's offsets, commits, reloads in a new keeper and checks the reloaded offsets are
  * the committed ones. Compiled as Java 8 bytecode against the Java 8 API ({@code --release 8}).

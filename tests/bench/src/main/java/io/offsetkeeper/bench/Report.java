@@ -75,7 +75,10 @@ final class Report {
         return b.toString();
     }
 
-    /** The goals of issues 3 (B1) and 16 (B2, B3, F at every P >= 1000). */
+    /**
+     * The performance goals: at P=1000 against B1 (the per-partition ZkUtils-style approach), and
+     * at every P >= 1000 against B2, B3 and the protocol floor F.
+     */
     static String goals(Results r, int[] sizes, Map<String, Double> jni, String soak) {
         StringBuilder b = new StringBuilder("Goals:\n");
         for (String load : new String[] {"load cold", "load warm"}) {
@@ -106,7 +109,7 @@ final class Report {
                 double floor = r.medianMs(size, op, "F");
                 double floorBound = load ? 1.3 : op.equals("commit P") ? 1.15 : 1.5;
                 if (op.equals("load cold")) {
-                    // Issue 16: a cold load (ownership on) within 1.3x of F plus what the
+                    // A cold load (ownership on) is to stay within 1.3x of F plus what the
                     // ownership writes cost, measured as the same load with ownership off.
                     double off = r.medianMs(size, op, OK_NO_OWNERSHIP);
                     goal(b, op + " P=" + size + " within 1.3x of F + ownership's cost ("

@@ -29,11 +29,10 @@ import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 
 /**
- * The chaos soak (issue 18 item 5): a real ZooKeeper + Kafka of its own, a producer, the
- * {@link ChaosJob} driver as a separate JVM started and restarted by this supervisor the way a
- * YARN or Kubernetes restart policy would, and a rotation of faults. At the end it verifies what
- * the job processed against what Kafka holds, prints a table, and exits non-zero when an
- * invariant broke.
+ * The chaos soak: a real ZooKeeper + Kafka of its own, a producer, the {@link ChaosJob} driver as
+ * a separate JVM started and restarted by this supervisor the way a YARN or Kubernetes restart
+ * policy would, and a rotation of faults. At the end it verifies what the job processed against
+ * what Kafka holds, prints a table, and exits non-zero when an invariant broke.
  *
  * <p>Invariants (any failure fails the run): no record missing except those purged; the records
  * lost that the load reports equal those purged; stored offsets never moved backwards; the stored

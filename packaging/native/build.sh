@@ -2,12 +2,12 @@
 # The shipped native binaries, built for a glibc 2.17 floor with zig as C compiler and linker
 # (cargo-zigbuild; toolchain.sh installs the pinned versions on first use). Run from anywhere:
 #
-#   tests/native/build.sh jni  x86_64|aarch64   target/<triple>/release/liboffsetkeeper_jni.so
-#   tests/native/build.sh jni-test x86_64|aarch64
+#   packaging/native/build.sh jni  x86_64|aarch64   target/<triple>/release/liboffsetkeeper_jni.so
+#   packaging/native/build.sh jni-test x86_64|aarch64
 #                                                target/<triple>/release/test-panic/liboffsetkeeper_jni.so
 #                                                (the tests' build: feature test-panic)
-#   tests/native/build.sh cli  x86_64|aarch64   target/<triple>/release/offsetkeeper
-#   tests/native/build.sh dist x86_64|aarch64   build/dist/offsetkeeper-cli-<version>-linux-<arch>.tar.gz
+#   packaging/native/build.sh cli  x86_64|aarch64   target/<triple>/release/offsetkeeper
+#   packaging/native/build.sh dist x86_64|aarch64   build/dist/offsetkeeper-cli-<version>-linux-<arch>.tar.gz
 #                                                (from the CLI built by `cli`)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -25,7 +25,7 @@ esac
 case "$what" in
   jni | jni-test | cli)
     # shellcheck source=toolchain.sh
-    source tests/native/toolchain.sh
+    source packaging/native/toolchain.sh
     package=offsetkeeper-jni
     [ "$what" = cli ] && package=offsetkeeper-cli
     # cargo-zigbuild gives the C parts zig for the target through CC_<triple> (aws-lc, zlib).
@@ -37,7 +37,7 @@ case "$what" in
     export AR="$ZIGBUILD_HOME/bin/zigar" RANLIB="$ZIGBUILD_HOME/bin/zigranlib"
     export HOST_CC="${HOST_CC:-cc}" HOST_CXX="${HOST_CXX:-c++}" HOST_AR="${HOST_AR:-ar}"
     # zig's glibc headers declare C11 threads for glibc 2.17 too (see the header's comment).
-    export CFLAGS="-I$PWD/tests/native/glibc-$GLIBC_FLOOR-include${CFLAGS:+ $CFLAGS}"
+    export CFLAGS="-I$PWD/packaging/native/glibc-$GLIBC_FLOOR-include${CFLAGS:+ $CFLAGS}"
     # `make libs` also links librdkafka.so, whose version script names symbols of its test
     # build; LLD (zig's linker) refuses those unless told otherwise. The CLI links the .a.
     export LDFLAGS="-Wl,--undefined-version${LDFLAGS:+ $LDFLAGS}"

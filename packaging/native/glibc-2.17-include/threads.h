@@ -1,5 +1,5 @@
 /*
- * Put first on the include path of the glibc 2.17 builds (tests/native/build.sh): C11 threads
+ * Put first on the include path of the glibc 2.17 builds (packaging/native/build.sh): C11 threads
  * (mtx_lock, thrd_create, ...) came with glibc 2.28, but zig's glibc headers declare them for
  * every version. librdkafka's ./configure then finds <threads.h>, and the link against glibc
  * 2.17 fails with "undefined symbol: mtx_lock". With this header the check fails and

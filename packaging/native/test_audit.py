@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The audit can fail: each rule rejects a bad input, and a binary of this machine (built for its
-newer glibc) is refused. Run: python3 tests/native/test_audit.py"""
+newer glibc) is refused. Run: python3 packaging/native/test_audit.py"""
 
 import contextlib
 import io

@@ -4,8 +4,8 @@
 # Idempotent: installs once per pinned version into a venv under
 # ${OFFSETKEEPER_TOOLS:-~/.cache/offsetkeeper/tools}/zig<ZIG>-zigbuild<ZIGBUILD>, then only checks.
 #
-#   source tests/native/toolchain.sh    puts cargo-zigbuild and zig on PATH (ZIGBUILD_HOME set)
-#   bash tests/native/toolchain.sh      installs if missing and prints the versions
+#   source packaging/native/toolchain.sh    puts cargo-zigbuild and zig on PATH (ZIGBUILD_HOME set)
+#   bash packaging/native/toolchain.sh      installs if missing and prints the versions
 set -euo pipefail
 
 ZIGLANG_VERSION=0.15.2
