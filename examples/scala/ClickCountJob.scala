@@ -1,5 +1,5 @@
-// The seed documents' job, moved to offsetkeeper. The lines marked CHANGED are the only
-// difference from the usual direct-stream job that kept offsets in ZooKeeper by hand.
+// A direct-stream job moved to offsetkeeper. The lines marked CHANGED are the only difference
+// from the usual direct-stream job that kept offsets in ZooKeeper by hand.
 //
 //   spark-submit --class ClickCountJob --jars offsetkeeper_2.12-0.1.0.jar app.jar zk:2181 broker:9092 clicks
 

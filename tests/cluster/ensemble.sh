@@ -24,16 +24,16 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SELF=ensemble.sh
+# shellcheck source=tests/cluster/lib.sh
+. "$HERE/lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
 CLASSPATH_FILE=${OFFSETKEEPER_ZK_CLASSPATH:-${OFFSETKEEPER_CLUSTER_CLASSPATH:-$ROOT/build/cluster/classpath.txt}}
 TIMEOUT=${OFFSETKEEPER_CLUSTER_TIMEOUT:-90}
 TICK=${OFFSETKEEPER_ZK_TICK_MS:-1000}
 STOP_TIMEOUT=30
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
-
-die() { echo "ensemble.sh: $*" >&2; exit 1; }
-log() { echo "ensemble.sh: $*" >&2; }
-probe() { python3 "$HERE/probe.py" "$@"; }
+NODE_ROLE=zk # node I runs as role zkI: DIR/zkI.pid, DIR/logs/zkI.out, DIR/zkI/
 
 usage="usage: ensemble.sh start DIR N | stop|status DIR | stop-node|kill-node|start-node|freeze|thaw|pid DIR I"
 [ $# -ge 2 ] || die "$usage"
@@ -45,52 +45,28 @@ if [ ! -d "$2" ]; then
 fi
 DIR=$(cd "$2" && pwd)
 command -v python3 >/dev/null || die "python3 is needed for the port and readiness probes"
-
-# The pid of node I, if it runs; its command line carries DIR and the node, so a reused pid is
-# not mistaken for it.
-pid_of() {
-  local pid args
-  pid=$(cat "$DIR/zk$1.pid" 2>/dev/null) || return 1
-  args=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline") || return 1
-  grep -qxF -- "-Doffsetkeeper.cluster=$DIR:zk$1" <<<"$args" || return 1
-  echo "$pid"
-}
-
-load_ports() {
-  [ -f "$DIR/ensemble.ports" ] || die "no ensemble configured in $DIR; run 'ensemble.sh start $DIR N' first"
-  # shellcheck source=/dev/null
-  . "$DIR/ensemble.ports"
-}
+PORTS_FILE=$DIR/ensemble.ports
+PORTS_MISSING="no ensemble configured in $DIR; run 'ensemble.sh start $DIR N' first"
 
 client_port() { local v="CLIENT_$1"; echo "${!v}"; }
 
-check_node() {
-  load_ports
-  [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge 1 ] && [ "$1" -le "$NODES" ] || die "no node '$1'; nodes are 1..$NODES"
-}
-
 start_node() {
-  local i=$1 pid deadline
+  local i=$1 deadline
   check_node "$i"
-  ! pid_of "$i" >/dev/null || die "node $i of $DIR is already running"
+  ! pid_of "zk$i" >/dev/null || die "node $i of $DIR is already running"
   [ -s "$CLASSPATH_FILE" ] || die "classpath file $CLASSPATH_FILE is missing; run 'gradle clusterClasspath'"
   local cp main
   cp=$(tr -d '\n' <"$CLASSPATH_FILE")
   main=org.apache.zookeeper.server.quorum.QuorumPeerMain
   [ "$NODES" -gt 1 ] || main=org.apache.zookeeper.server.ZooKeeperServerMain
-  mkdir -p "$DIR/logs"
-  setsid "$JAVA" -Xms32m -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  spawn "zk$i" -Xms32m -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     -Djava.awt.headless=true -Dzookeeper.jmx.log4j.disable=true \
-    "-Doffsetkeeper.cluster=$DIR:zk$i" \
     "-Dlog4j.configuration=file:$HERE/log4j.properties" \
     "-Doffsetkeeper.log.file=$DIR/logs/zk$i.log" \
-    -cp "$cp" "$main" "$DIR/zk$i/zoo.cfg" </dev/null >>"$DIR/logs/zk$i.out" 2>&1 &
-  pid=$!
-  echo "$pid" >"$DIR/zk$i.pid"
-  while ! pid_of "$i" >/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    -cp "$cp" "$main" "$DIR/zk$i/zoo.cfg"
   deadline=$((SECONDS + TIMEOUT))
   until probe zk-serving "127.0.0.1:$(client_port "$i")"; do
-    pid_of "$i" >/dev/null || { tail -n 30 "$DIR/logs/zk$i.out" >&2 || true; die "node $i exited before serving"; }
+    pid_of "zk$i" >/dev/null || { tail -n 30 "$DIR/logs/zk$i.out" >&2 || true; die "node $i exited before serving"; }
     [ "$SECONDS" -lt "$deadline" ] || die "node $i does not serve after ${TIMEOUT}s (no quorum?)"
     sleep 0.3
   done
@@ -100,13 +76,13 @@ start_node() {
 signal_node() {
   local i=$1 sig=$2 pid
   check_node "$i"
-  pid=$(pid_of "$i") || die "node $i of $DIR is not running"
+  pid=$(pid_of "zk$i") || die "node $i of $DIR is not running"
   kill "-$sig" "$pid"
 }
 
 stop_node() {
   local i=$1 pid n
-  pid=$(pid_of "$i") || { rm -f "$DIR/zk$i.pid"; return 0; }
+  pid=$(pid_of "zk$i") || { rm -f "$DIR/zk$i.pid"; return 0; }
   kill -CONT "$pid" 2>/dev/null || true
   kill -TERM "$pid" 2>/dev/null || true
   for ((n = 0; n < STOP_TIMEOUT * 10; n++)); do
@@ -117,15 +93,6 @@ stop_node() {
     kill -KILL "$pid" 2>/dev/null || true
   fi
   while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  rm -f "$DIR/zk$i.pid"
-}
-
-kill_node() {
-  local i=$1 pid
-  check_node "$i"
-  pid=$(pid_of "$i") || die "node $i of $DIR is not running"
-  kill -KILL "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
   rm -f "$DIR/zk$i.pid"
 }
 
@@ -165,7 +132,7 @@ CFG
 cleanup_on_failure() {
   local rc=$?
   if [ "$rc" -ne 0 ] && [ "$CMD" = start ] && [ -f "$DIR/ensemble.ports" ]; then
-    . "$DIR/ensemble.ports"
+    load_ports
     for ((i = 1; i <= NODES; i++)); do stop_node "$i"; done
   fi
 }
@@ -175,7 +142,7 @@ case $CMD in
   start)
     [ $# -eq 3 ] || die "$usage"
     if [ -f "$DIR/ensemble.ports" ]; then
-      . "$DIR/ensemble.ports"
+      load_ports
       for ((i = 1; i <= NODES; i++)); do stop_node "$i"; done
     fi
     configure "$3"
@@ -203,7 +170,7 @@ case $CMD in
   status)
     load_ports
     for ((i = 1; i <= NODES; i++)); do
-      if p=$(pid_of "$i"); then
+      if p=$(pid_of "zk$i"); then
         mode=$(python3 -c "import sys; sys.path.insert(0, '$HERE'); import probe; print(next((l for l in probe.four_letter('127.0.0.1:$(client_port "$i")', 'srvr').splitlines() if l.startswith('Mode')), 'not serving'))" 2>/dev/null || echo "no answer")
         echo "node $i running (pid $p): $mode"
       else
@@ -216,6 +183,6 @@ case $CMD in
   start-node) [ $# -eq 3 ] || die "$usage"; start_node "$3" ;;
   freeze) [ $# -eq 3 ] || die "$usage"; signal_node "$3" STOP ;;
   thaw) [ $# -eq 3 ] || die "$usage"; signal_node "$3" CONT ;;
-  pid) [ $# -eq 3 ] || die "$usage"; check_node "$3"; pid_of "$3" ;;
+  pid) [ $# -eq 3 ] || die "$usage"; check_node "$3"; pid_of "zk$3" ;;
   *) die "unknown command '$CMD'; $usage" ;;
 esac

@@ -21,15 +21,15 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SELF=kraft.sh
+# shellcheck source=tests/cluster/lib.sh
+. "$HERE/lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
 CLASSPATH_FILE=${OFFSETKEEPER_KRAFT_CLASSPATH:-$ROOT/build/kraft/classpath.txt}
 TIMEOUT=${OFFSETKEEPER_CLUSTER_TIMEOUT:-90}
 STOP_TIMEOUT=30
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
-
-die() { echo "kraft.sh: $*" >&2; exit 1; }
-log() { echo "kraft.sh: $*" >&2; }
-probe() { python3 "$HERE/probe.py" "$@"; }
+NODE_ROLE=kafka # node I runs as role kafkaI: DIR/kafkaI.pid, DIR/logs/kafkaI.out, DIR/kafkaI/
 
 usage="usage: kraft.sh start DIR N | stop|status DIR | stop-node|kill-node|start-node|pid DIR I"
 [ $# -ge 2 ] || die "$usage"
@@ -41,69 +41,30 @@ if [ ! -d "$2" ]; then
 fi
 DIR=$(cd "$2" && pwd)
 command -v python3 >/dev/null || die "python3 is needed for the port and readiness probes"
-
-# The pid of node I, if it runs; its command line carries DIR and the node, so a reused pid is
-# not mistaken for it.
-pid_of() {
-  local pid args
-  pid=$(cat "$DIR/kafka$1.pid" 2>/dev/null) || return 1
-  args=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline") || return 1
-  grep -qxF -- "-Doffsetkeeper.cluster=$DIR:kafka$1" <<<"$args" || return 1
-  echo "$pid"
-}
-
-load_ports() {
-  [ -f "$DIR/kraft.ports" ] || die "no KRaft cluster configured in $DIR; run 'kraft.sh start $DIR N' first"
-  # shellcheck source=/dev/null
-  . "$DIR/kraft.ports"
-}
+PORTS_FILE=$DIR/kraft.ports
+PORTS_MISSING="no KRaft cluster configured in $DIR; run 'kraft.sh start $DIR N' first"
 
 broker_port() { local v="BROKER_$1"; echo "${!v}"; }
 
-check_node() {
-  load_ports
-  [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge 1 ] && [ "$1" -le "$NODES" ] || die "no node '$1'; nodes are 1..$NODES"
-}
+read_classpath() { read_classpath_file "$CLASSPATH_FILE" kraftClasspath; }
 
-read_classpath() {
-  [ -f "$CLASSPATH_FILE" ] && [ -s "$CLASSPATH_FILE" ] ||
-    die "classpath file $CLASSPATH_FILE is missing or empty; run 'gradle kraftClasspath'"
-  CP=$(tr -d '\n' <"$CLASSPATH_FILE") || die "cannot read the classpath file $CLASSPATH_FILE"
-  [ -f "${CP%%:*}" ] || die "classpath in $CLASSPATH_FILE points at missing jars; run 'gradle kraftClasspath'"
-}
-
-tail_logs() {
-  local f
-  for f in "$DIR/logs/$1.log" "$DIR/logs/$1.out"; do
-    [ -s "$f" ] && { echo "----- tail of $f" >&2; tail -n 40 "$f" >&2; }
-  done
-  return 0
-}
-
-# Launch node I detached (setsid, no inherited fds) so that callers like Gradle's Exec, which
-# wait for stdout to close, return at once.
+# Launch node I; returns once its JVM runs.
 launch_node() {
-  local i=$1 pid
+  local i=$1
   check_node "$i"
-  ! pid_of "$i" >/dev/null || die "node $i of $DIR is already running"
+  ! pid_of "kafka$i" >/dev/null || die "node $i of $DIR is already running"
   read_classpath
-  mkdir -p "$DIR/logs"
-  setsid "$JAVA" -Xms64m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true \
-    "-Doffsetkeeper.cluster=$DIR:kafka$i" \
+  spawn "kafka$i" -Xms64m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true \
     "-Dlog4j2.configurationFile=$HERE/log4j2.properties" \
     "-Doffsetkeeper.log.file=$DIR/logs/kafka$i.log" \
-    -cp "$CP" kafka.Kafka "$DIR/kafka$i/server.properties" </dev/null >>"$DIR/logs/kafka$i.out" 2>&1 &
-  pid=$!
-  echo "$pid" >"$DIR/kafka$i.pid"
-  # Until the forked shell has exec'ed java, pid_of does not recognise it.
-  while ! pid_of "$i" >/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    -cp "$CP" kafka.Kafka "$DIR/kafka$i/server.properties"
 }
 
 # wait_node I N: until node I answers Metadata listing at least N brokers, itself among them.
 wait_node() {
   local i=$1 n=$2 deadline=$((SECONDS + TIMEOUT))
   until probe kafka-brokers "127.0.0.1:$(broker_port "$i")" "$n" "$i"; do
-    pid_of "$i" >/dev/null || { tail_logs "kafka$i"; die "node $i exited before serving"; }
+    pid_of "kafka$i" >/dev/null || { tail_logs "kafka$i"; die "node $i exited before serving"; }
     [ "$SECONDS" -lt "$deadline" ] || { tail_logs "kafka$i"; die "node $i does not serve $n brokers after ${TIMEOUT}s (no quorum?)"; }
     sleep 0.5
   done
@@ -112,7 +73,7 @@ wait_node() {
 stop_nodes() {
   local i pid n pids=()
   for i in "$@"; do
-    pid=$(pid_of "$i") || { rm -f "$DIR/kafka$i.pid"; continue; }
+    pid=$(pid_of "kafka$i") || { rm -f "$DIR/kafka$i.pid"; continue; }
     kill -TERM "$pid" 2>/dev/null || true
     pids+=("$i:$pid")
   done
@@ -131,15 +92,6 @@ stop_nodes() {
     rm -f "$DIR/kafka$i.pid"
     log "stopped node $i"
   done
-}
-
-kill_node() {
-  local i=$1 pid
-  check_node "$i"
-  pid=$(pid_of "$i") || die "node $i of $DIR is not running"
-  kill -KILL "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
-  rm -f "$DIR/kafka$i.pid"
 }
 
 all_nodes() { seq 1 "$NODES"; }
@@ -208,7 +160,7 @@ CFG
 cleanup_on_failure() {
   local rc=$?
   if [ "$rc" -ne 0 ] && [ "$CMD" = start ] && [ -f "$DIR/kraft.ports" ]; then
-    . "$DIR/kraft.ports"
+    load_ports
     stop_nodes $(all_nodes)
   fi
 }
@@ -244,7 +196,7 @@ case $CMD in
   status)
     load_ports
     for i in $(all_nodes); do
-      if p=$(pid_of "$i"); then
+      if p=$(pid_of "kafka$i"); then
         if probe kafka-brokers "127.0.0.1:$(broker_port "$i")" 1 "$i"; then s=serving; else s="not serving"; fi
         echo "node $i running (pid $p) on 127.0.0.1:$(broker_port "$i"): $s"
       else
@@ -260,6 +212,6 @@ case $CMD in
     wait_node "$3" 1
     log "node $3 serves on 127.0.0.1:$(broker_port "$3")"
     ;;
-  pid) [ $# -eq 3 ] || die "$usage"; check_node "$3"; pid_of "$3" ;;
+  pid) [ $# -eq 3 ] || die "$usage"; check_node "$3"; pid_of "kafka$3" ;;
   *) die "unknown command '$CMD'; $usage" ;;
 esac

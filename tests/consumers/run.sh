@@ -18,6 +18,9 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+SELF=consumers/run.sh
+# shellcheck source=tests/cluster/lib.sh
+. "$ROOT/tests/cluster/lib.sh"
 KIND=${1:?usage: run.sh sbt|maven|gradle}
 VERSION=${OFFSETKEEPER_VERSION:?OFFSETKEEPER_VERSION is not set}
 REPO=${OFFSETKEEPER_REPO:-$ROOT/build/repo}
@@ -25,8 +28,6 @@ CLUSTER_ENV=${OFFSETKEEPER_CLUSTER_ENV:-$ROOT/build/cluster/cluster.env}
 CACHE=${OFFSETKEEPER_CONSUMER_CACHE:-$HOME/.cache/offsetkeeper-consumers}
 SBT_LAUNCHER_VERSION=1.10.11
 SBT_LAUNCHER_SHA256=e988d533a020e5b60ec22c3b5df4cd3e3df465f4fdc3951c63036e21483978e4 # its .sha1 on Central: 4e3ca243...
-
-die() { echo "consumers/run.sh: $*" >&2; exit 1; }
 
 [ -f "$REPO/io/offsetkeeper/offsetkeeper_2.12/$VERSION/offsetkeeper_2.12-$VERSION.pom" ] \
   || die "no io.offsetkeeper:offsetkeeper_2.12:$VERSION in $REPO; run 'gradle publishAll'"

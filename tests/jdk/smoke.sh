@@ -12,11 +12,14 @@ major=${1:?usage: smoke.sh MAJOR CLASSPATH CLUSTER_ENV}
 classpath=${2:?classpath}
 env_file=${3:?cluster env file}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SELF=smoke.sh
+# shellcheck source=tests/cluster/lib.sh
+. "$here/../cluster/lib.sh"
 
-[ -f "$env_file" ] || { echo "smoke.sh: $env_file is missing: clusterStart should have written it" >&2; exit 1; }
+[ -f "$env_file" ] || die "$env_file is missing: clusterStart should have written it"
 zk=$(sed -n 's/^OFFSETKEEPER_ZK=//p' "$env_file")
 bootstrap=$(sed -n 's/^OFFSETKEEPER_BOOTSTRAP=//p' "$env_file")
-[ -n "$zk" ] && [ -n "$bootstrap" ] || { echo "smoke.sh: no OFFSETKEEPER_ZK/OFFSETKEEPER_BOOTSTRAP in $env_file" >&2; exit 1; }
+[ -n "$zk" ] && [ -n "$bootstrap" ] || die "no OFFSETKEEPER_ZK/OFFSETKEEPER_BOOTSTRAP in $env_file"
 
 java=$("$here/java-for.sh" "$major")
 out=$(mktemp)

@@ -6,6 +6,9 @@
 #   bash tests/soak/soak.sh [COMMITS] [LOADS] [MAX_MINUTES]    defaults 100000 10000 45
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SELF=soak.sh
+# shellcheck source=tests/cluster/lib.sh
+. "$ROOT/tests/cluster/lib.sh"
 cd "$ROOT"
 COMMITS=${1:-100000}
 LOADS=${2:-10000}
@@ -19,7 +22,7 @@ find_jar() { find "$HOME/.gradle/caches/modules-2" -name "$1" | head -n 1; }
 kafka_clients=$(find_jar 'kafka-clients-3.9.1.jar')
 slf4j=$(find_jar 'slf4j-api-1.7.36.jar')
 slf4j_simple=$(find_jar 'slf4j-simple-1.7.36.jar' || true)
-[ -n "$kafka_clients" ] && [ -n "$slf4j" ] || { echo "soak.sh: kafka-clients or slf4j-api not in the Gradle cache" >&2; exit 1; }
+[ -n "$kafka_clients" ] && [ -n "$slf4j" ] || die "kafka-clients or slf4j-api not in the Gradle cache"
 classpath="$jar:$kafka_clients:$slf4j${slf4j_simple:+:$slf4j_simple}"
 
 # OffsetRange (Spark) appears in the API's signatures: needed to compile, not to run.
@@ -35,4 +38,4 @@ bash tests/cluster/cluster.sh start "$CLUSTER"
 # A fixed heap, touched at start: the RSS then moves only with native memory (and metaspace).
 java -Xms256m -Xmx256m -XX:+AlwaysPreTouch -cp "$OUT/classes:$classpath" Soak "$OFFSETKEEPER_ZK" "$OFFSETKEEPER_BOOTSTRAP" \
   "$COMMITS" "$LOADS" "$MAX_MINUTES" | tee "$OUT/soak.txt"
-echo "soak.sh: figures in $OUT/soak.txt" >&2
+log "figures in $OUT/soak.txt"

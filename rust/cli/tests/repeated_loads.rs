@@ -7,23 +7,20 @@
 //! asserts there were none. Part of the normal `cargo test` and of every cell of the compatibility
 //! matrix (tests/compat).
 //!
-//! The purge is Kafka's deleteRecords (Kafka 0.11 and later). With OFFSETKEEPER_PURGE_BY=retention
-//! (the Kafka 0.10 cell of the matrix: no deleteRecords there) it is time retention: partition 1's
-//! first records carry timestamps ten days old, the topic rolls a segment when timestamps are a
-//! day apart and keeps a day, so the broker deletes exactly the segment holding them.
+//! The purge is Kafka's deleteRecords where the brokers have it (Kafka 0.11 and later), else (or
+//! with OFFSETKEEPER_PURGE_BY=retention) time retention: partition 1's first records carry
+//! timestamps ten days old, the topic rolls a segment when timestamps are a day apart and keeps a
+//! day, so the broker deletes exactly the segment holding them (support's
+//! `Kafka::create_purged_topic`).
 
 #[path = "../../core/tests/support/mod.rs"]
 mod support;
 
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use offsetkeeper::{Action, Stored, TopicPartition};
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use support::{cluster, keeper, offset_path, unique, Cluster, Kafka, Zk, RUNTIME};
+use support::{cluster, keeper, offset_path, unique, Cluster, Kafka, Zk};
 
 const ROUNDS: usize = 50;
 const CLI_EVERY: usize = 10;
@@ -219,76 +216,18 @@ fn through_the_cli(cluster: &Cluster, zk: &Zk, topic: &str) -> Result<(), String
     )
 }
 
-const DAY_MS: i64 = 24 * 3600 * 1000;
-
 /// The topic with RECORDS records in each partition, the first PURGED_BELOW of partition 1 gone.
-fn staged_topic(cluster: &Cluster, kafka: &Kafka) -> String {
+fn staged_topic(kafka: &Kafka) -> String {
     let topic = unique("repeated");
-    if std::env::var("OFFSETKEEPER_PURGE_BY").as_deref() != Ok("retention") {
-        kafka.create_topic(&topic, 4);
-        for p in 0..4 {
-            kafka.produce(&topic, p, RECORDS);
-        }
-        kafka.delete_records(&topic, 1, PURGED_BELOW);
-        return topic;
-    }
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", &cluster.bootstrap)
-        .create()
-        .expect("admin client");
-    let day = DAY_MS.to_string();
-    let new = NewTopic::new(&topic, 4, TopicReplication::Fixed(1))
-        .set("segment.ms", &day)
-        .set("retention.ms", &day);
-    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-    let created = RUNTIME
-        .block_on(admin.create_topics([&new], &options))
-        .expect("create topic");
-    created[0].as_ref().expect("create topic with retention");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while kafka.partition_count(&topic) != 4 {
-        assert!(
-            Instant::now() < deadline,
-            "{topic} has no 4 partitions in 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    let old: Vec<i64> = (0..PURGED_BELOW).map(|i| now - 10 * DAY_MS + i).collect();
-    kafka.produce_at(&topic, 1, &old);
-    for p in 0..4 {
-        kafka.produce(
-            &topic,
-            p,
-            if p == 1 { RECORDS - old.len() } else { RECORDS },
-        );
-    }
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", &cluster.bootstrap)
-        .create()
-        .expect("consumer");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let marks = consumer.fetch_watermarks(&topic, 1, Duration::from_secs(10));
-        if matches!(marks, Ok((low, _)) if low == PURGED_BELOW) {
-            return topic;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "retention did not purge {topic}-1 below {PURGED_BELOW} in 60 s: {marks:?}"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    kafka.create_purged_topic(&topic, &[RECORDS; 4], &[(1, PURGED_BELOW)]);
+    topic
 }
 
 #[test]
 fn repeated_loads_on_new_sessions_with_purged_above_and_missing_offsets() {
     let cluster = cluster();
     let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
-    let topic = staged_topic(&cluster, &kafka);
+    let topic = staged_topic(&kafka);
 
     let started = Instant::now();
     let (mut loads, mut commits, mut clis) = (0, 0, 0);

@@ -23,10 +23,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.zookeeper.ZooKeeper;
 
 /**
- * The side-by-side benchmark: B1 (the seed approach), B2 (a careful JVM peer), B3 (Curator and
- * Kafka's Admin, the modern JVM way), F (the
- * protocol floor, Rust, subprocess) and offsetkeeper (its Java API), on one real ZooKeeper +
- * Kafka, in one run, alternating. See tests/bench/README.md.
+ * The side-by-side benchmark: B1 (ZkUtils-style, one round trip per partition), B2 (a careful JVM
+ * peer), B3 (Curator and Kafka's Admin, the modern JVM way), F (the protocol floor, Rust,
+ * subprocess) and offsetkeeper (its Java API), on one real ZooKeeper + Kafka, in one run,
+ * alternating. See tests/bench/README.md.
  *
  * <p>{@code Bench} compares; {@code Bench soak} is the child JVM of the RSS/thread/fd check.
  * Settings are system properties {@code offsetkeeper.bench.*} (see {@link #prop}).
@@ -118,7 +118,7 @@ public final class Bench {
             params.put("group.id", w.loadGroup);
             List<Contender> contenders = new ArrayList<>();
             if (size <= B1_MAX_SIZE) {
-                contenders.add(new SeedApproach(zk, params));
+                contenders.add(new ZkUtilsStyleCoordinator(zk, params));
             }
             contenders.add(new CarefulPeer(zk, bootstrap));
             contenders.add(new CuratorPeer(zk, bootstrap));

@@ -29,7 +29,7 @@ final class Chart {
         g.fillRect(0, 0, W, H);
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
-        g.drawString("offsetkeeper vs B1 (seed), B2 (careful JVM), B3 (Curator), F (protocol floor): median ms", 20, 26);
+        g.drawString("offsetkeeper vs B1 (ZkUtils), B2 (careful JVM), B3 (Curator), F (protocol floor): median ms", 20, 26);
         // legend
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
         int lx = 20;

@@ -33,9 +33,9 @@ import org.apache.spark.streaming.kafka010.OffsetRange;
  * batch. It records every record it processes, so tests can prove nothing was skipped.
  *
  * <p>Two ways to get the starting offsets: through offsetkeeper, or read raw from ZooKeeper the
- * way the seed documents do (the job users run today, which crashes or loses data). The raw job
- * is only ever run to show how it starts, so it commits nothing: the offsetkeeper run after it
- * meets the same stored offsets.
+ * way hand-written offset code does (the job users run today, which crashes or loses data). The
+ * raw job is only ever run to show how it starts, so it commits nothing: the offsetkeeper run
+ * after it meets the same stored offsets.
  */
 public final class StreamingJob {
     /** Where the starting offsets come from. */
@@ -221,7 +221,7 @@ public final class StreamingJob {
         }
     }
 
-    /** The seed documents' load: every stored value as it is, nothing for missing ones. */
+    /** The hand-written load: every stored value as it is, nothing for missing ones. */
     private Map<TopicPartition, Long> readRawOffsets() {
         Map<TopicPartition, Long> offsets = new HashMap<>();
         for (String topic : topics) {

@@ -28,7 +28,7 @@ import org.junit.Test;
 /**
  * A real Spark Streaming job, stopped, changed under and restarted: with offsetkeeper it
  * survives what kills today's jobs and skips nothing Kafka still holds; without it (offsets read
- * raw from ZooKeeper, as the seed documents do) it fails the way users reported.
+ * raw from ZooKeeper, as hand-written offset code does) it fails the way users reported.
  */
 public class RestartScenariosTest {
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(90);

@@ -25,23 +25,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * B1, the seed approach: the {@code KafkaOffsetCoordinator} of seed document 000, in Java, step
- * for step. ZkUtils/ZkClient are replaced by the ZooKeeper Java client they wrap, used the same
- * way: partitions from {@code /brokers/topics/<topic>}, one synchronous getData per partition,
- * one synchronous setData per partition (create with parents when missing, as
- * {@code updatePersistentPath} did). The ranges come from two KafkaConsumers that subscribe with
- * the job's group, {@code poll(0)}, pause, seek to the beginning (then to the end) and ask each
- * partition's position; each consumer is closed after use, as the seed does.
+ * B1, the approach jobs write by hand: a {@code KafkaOffsetCoordinator} in the style of Kafka's
+ * old {@code ZkUtils}, one ZooKeeper round trip per partition, in Java. ZkUtils/ZkClient are
+ * replaced by the ZooKeeper Java client they wrap, used the same way: partitions from
+ * {@code /brokers/topics/<topic>}, one synchronous getData per partition, one synchronous setData
+ * per partition (create with parents when missing, as {@code updatePersistentPath} did). The
+ * ranges come from two KafkaConsumers that subscribe with the job's group, {@code poll(0)}, pause,
+ * seek to the beginning (then to the end) and ask each partition's position; each consumer is
+ * closed after use, as such coordinators do.
  */
-final class SeedApproach implements Contender {
-    private static final Logger log = LoggerFactory.getLogger(SeedApproach.class);
+final class ZkUtilsStyleCoordinator implements Contender {
+    private static final Logger log = LoggerFactory.getLogger(ZkUtilsStyleCoordinator.class);
     private static final Pattern PARTITION_KEY = Pattern.compile("\"(\\d+)\"\\s*:\\s*\\[");
 
     private final String zkConnect;
     private final Map<String, Object> kafkaConfig;
     private Coordinator warm;
 
-    SeedApproach(String zkConnect, Map<String, Object> kafkaConfig) {
+    ZkUtilsStyleCoordinator(String zkConnect, Map<String, Object> kafkaConfig) {
         this.zkConnect = zkConnect;
         this.kafkaConfig = kafkaConfig;
     }
@@ -90,7 +91,7 @@ final class SeedApproach implements Contender {
         }
     }
 
-    /** The seed's class. */
+    /** The hand-written coordinator class, as jobs carry it. */
     static final class Coordinator {
         final ZooKeeper zk;
         private final Map<String, Object> kafkaConfig;
@@ -117,14 +118,14 @@ final class SeedApproach implements Contender {
             return new KafkaConsumer<>(props);
         }
 
-        @SuppressWarnings("deprecation") // poll(long), as the seed calls poll(0)
+        @SuppressWarnings("deprecation") // poll(long): the coordinator calls poll(0)
         Map<TopicPartition, Long> fetchStartingOffsets(List<String> topics) {
             KafkaConsumer<String, byte[]> consumer = buildConsumer("earliest");
             consumer.subscribe(topics);
             try {
                 consumer.poll(0);
             } catch (NoOffsetForPartitionException e) {
-                // as the seed
+                // ignored, as the coordinator does
             }
             Set<TopicPartition> assigned = consumer.assignment();
             consumer.pause(assigned);
@@ -144,7 +145,7 @@ final class SeedApproach implements Contender {
             try {
                 consumer.poll(0);
             } catch (NoOffsetForPartitionException e) {
-                // as the seed
+                // ignored, as the coordinator does
             }
             Set<TopicPartition> assigned = consumer.assignment();
             consumer.pause(assigned);
@@ -218,7 +219,7 @@ final class SeedApproach implements Contender {
             return offsetMap;
         }
 
-        /** One updatePersistentPath per range, in series, as the seed's commitOffsets. */
+        /** One updatePersistentPath per range, in series, as the coordinator's commitOffsets. */
         void commitOffsets(String groupId, Map<TopicPartition, Long> ranges) throws Exception {
             for (Map.Entry<TopicPartition, Long> range : ranges.entrySet()) {
                 String path = "/consumers/" + groupId + "/offsets/" + range.getKey().topic() + "/"

@@ -1,9 +1,10 @@
-// The job of the seed documents (KafkaOffsetCoordinator, seed 000) after the move to
-// offsetkeeper, as README's "Moving a job off the seed documents' code" shows it: the lines
-// between the README markers are the README's snippet (tests/readme/readme_check.py checks it),
-// and the build compiles them (gradle :e2e:compileExamples).
+// A job that kept its offsets in ZooKeeper with a hand-written KafkaOffsetCoordinator (ZkUtils
+// reads and writes, one per partition), after the move to offsetkeeper, as the README's
+// migration section shows it: the lines between the README markers are the README's snippet
+// (tests/readme/readme_check.py checks it), and the build compiles them
+// (gradle :e2e:compileExamples).
 //
-//   spark-submit --class SeedJobMoved --jars offsetkeeper_2.12-0.1.0.jar app.jar zk:2181 broker:9092 mi_topic
+//   spark-submit --class HandWrittenOffsetsJobMoved --jars offsetkeeper_2.12-0.1.0.jar app.jar zk:2181 broker:9092 mi_topic
 
 import io.offsetkeeper.OnMissing
 import io.offsetkeeper.spark.SparkOffsetKeeper
@@ -15,11 +16,11 @@ import org.apache.spark.streaming.{Seconds, StreamingContext}
 import scala.annotation.nowarn
 
 @nowarn("cat=deprecation")
-object SeedJobMoved {
+object HandWrittenOffsetsJobMoved {
   def main(args: Array[String]): Unit = {
     val Array(zookeeper, brokers, topicList) = args
     val topics = topicList.split(",").toSeq
-    val ssc = new StreamingContext(new SparkConf().setAppName("seed-job"), Seconds(10))
+    val ssc = new StreamingContext(new SparkConf().setAppName("hand-written-offsets-job"), Seconds(10))
     // README: begin
     val kafkaParams = Map[String, Object](
       "bootstrap.servers" -> brokers,
@@ -31,7 +32,7 @@ object SeedJobMoved {
 
     // was: new KafkaOffsetCoordinator(zookeeper, kafkaParams)
     val keeper = SparkOffsetKeeper(zookeeper, kafkaParams,
-      onMissing = OnMissing.EARLIEST)        // as the seed: nothing stored starts at earliest
+      onMissing = OnMissing.EARLIEST)        // as before: nothing stored starts at earliest
     sys.addShutdownHook {
       ssc.stop(stopSparkContext = true, stopGracefully = true) // the last batch commits first
       keeper.close()                         // releases the group: a restart does not wait
