@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes offsetkeeper's input parsing by hand (not CI): znode values, paths and names
-# (parse_value), `validate` (validate) and the kafkaParams translation (kafka_params).
+# (parse_value), `validate` (validate), the kafkaParams translation (kafka_params), the brokers'
+# answers (broker_answers) and what ZooKeeper servers say besides offsets (zookeeper_answers).
+# The build's quick check (compile on stable, 10 s each under cargo-fuzz) is fuzz/check.sh.
 #
 #   bash fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]    default 200 s each, all targets
 #
@@ -13,7 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 SECONDS_PER_TARGET=${1:-200}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parse_value validate kafka_params)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(parse_value validate kafka_params broker_answers zookeeper_answers)
 
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   echo "fuzz/run.sh: no nightly toolchain; running the property tests long instead" >&2

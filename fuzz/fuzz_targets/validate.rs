@@ -1,12 +1,15 @@
-//! `validate` over every input: it never panics, and for a real partition (0 <= earliest <=
-//! latest) and a real stored value (not negative) it starts within the range, keeps an offset
-//! in range, counts no negative loss, and refuses only through a `fail` policy.
+//! `validate` and `validate_recreated` over every input: they never panic, and for a real
+//! partition (0 <= earliest <= latest) and a real stored value (not negative) they start within
+//! the range and count no negative loss; `validate` keeps an offset in range and refuses only
+//! through a `fail` policy; `validate_recreated` moves every stored value (whatever the range
+//! says), refuses only through `on_recreated=fail`, and treats nothing stored as `validate` does.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use offsetkeeper::{
-    validate, Action, OnAboveRange, OnBelowRange, OnMissing, PartitionRange, Policy, Stored,
+    validate, validate_recreated, Action, OnAboveRange, OnBelowRange, OnMissing, OnRecreated,
+    PartitionRange, Policy, Stored,
 };
 
 #[derive(Arbitrary, Debug)]
@@ -19,6 +22,8 @@ struct Input {
     on_missing: u8,
     on_below_range: u8,
     on_above_range: u8,
+    on_recreated: u8,
+    recreated: bool,
 }
 
 fuzz_target!(|input: Input| {
@@ -34,17 +39,40 @@ fuzz_target!(|input: Input| {
             [usize::from(input.on_below_range % 2)],
         on_above_range: [OnAboveRange::Earliest, OnAboveRange::Latest, OnAboveRange::Fail]
             [usize::from(input.on_above_range % 3)],
+        on_recreated: [OnRecreated::Earliest, OnRecreated::Latest, OnRecreated::Fail]
+            [usize::from(input.on_recreated % 3)],
     };
     let range = PartitionRange {
         earliest: input.earliest,
         latest: input.latest,
     };
-    let decided = validate(&stored, range, &policy);
+    let decided = if input.recreated {
+        validate_recreated(&stored, range, &policy)
+    } else {
+        validate(&stored, range, &policy)
+    };
 
     let real_range = 0 <= range.earliest && range.earliest <= range.latest;
     let real_stored = !matches!(stored, Stored::Offset(o) if o < 0);
     if !(real_range && real_stored) {
         return;
+    }
+    if input.recreated && stored != Stored::Missing {
+        match decided {
+            Ok(decision) => {
+                assert!(range.earliest <= decision.offset && decision.offset <= range.latest);
+                assert!(decision.records_lost >= 0);
+                assert_eq!(decision.action, Action::Recreated);
+            }
+            Err(refusal) => {
+                assert_eq!(policy.on_recreated, OnRecreated::Fail);
+                assert_eq!(refusal.policy, "on_recreated");
+            }
+        }
+        return;
+    }
+    if input.recreated {
+        assert_eq!(decided, validate(&stored, range, &policy));
     }
     match decided {
         Ok(decision) => {

@@ -70,8 +70,8 @@ class AuditRules(unittest.TestCase):
         self.assertEqual(findings(bad, jni=False), [])
 
     def test_a_test_only_entry_point_is_named(self):
-        bad = GOOD_JNI.replace("12 JNI_OnLoad", "12 Java_io_offsetkeeper_NativeBridge_panicForTest")
-        self.assertEqual(findings(bad), ["exported symbol Java_io_offsetkeeper_NativeBridge_panicForTest"
+        bad = GOOD_JNI.replace("12 JNI_OnLoad", "12 Java_io_offsetkeeper_PanicTest_panicForTest")
+        self.assertEqual(findings(bad), ["exported symbol Java_io_offsetkeeper_PanicTest_panicForTest"
                                          " is a test-only entry point"])
 
     def test_the_wrong_machine_is_named(self):

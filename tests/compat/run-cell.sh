@@ -22,9 +22,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CLUSTER=$ROOT/tests/cluster
-
-die() { echo "run-cell.sh: $*" >&2; exit 1; }
-log() { echo "run-cell.sh: $*" >&2; }
+SELF=run-cell.sh
+# shellcheck source=tests/cluster/lib.sh
+. "$CLUSTER/lib.sh"
 
 [ $# -eq 3 ] || die "usage: run-cell.sh ZK_VERSION KAFKA_VERSION OUT"
 ZK_VERSION=$1 KAFKA_VERSION=$2
@@ -39,43 +39,21 @@ LOG=$DIR/scenarios.log
 # The scenarios: every test of these binaries uses only the shared cluster, except the secured
 # cluster's CLI tests (skipped: command_config_reaches_the_secured_cluster and the migrate_over_*
 # tests of each secured listener). Fault tests with clusters of their own (faults,
-# faults_zookeeper, security's restarts) are not part of the matrix.
-CORE_TESTS=(--test load --test commit --test reliability --test admin --test server_version)
+# faults_zookeeper, security's restarts) are not part of the matrix. What the broker can do
+# (topic IDs, deleteRecords, CreatePartitions) the tests ask themselves, of the Kafka release in
+# OFFSETKEEPER_KAFKA_VERSION (rust/core/tests/support: Capabilities): they stage another way or
+# assert what offsetkeeper does without it, so no test is skipped for the broker's age. identity:
+# re-created topics and stale partitions, whose folder listings are part of every load's read
+# (pipelined before ZooKeeper 3.6, one multi-read after).
+CORE_TESTS=(--test load --test commit --test reliability --test admin --test server_version
+  --test identity)
 CLI_TESTS=(--test cli --test repeated_loads)
 SKIP=(--skip command_config_reaches_the_secured_cluster --skip migrate_over_)
-# Tests whose staging needs an admin API the broker lacks (not an offsetkeeper request): skipped,
-# and said so in the cell's note.
-SKIPPED_NOTE=""
-# Kafka 0.10.1+ is served over Metadata v1-v3 and ListOffsets v1. Its cell stages the purge of
-# repeated_loads by time retention (no deleteRecords before 0.11) and skips the tests whose own
-# staging needs deleteRecords. OFFSETKEEPER_COMPAT_EXPECT=refusal makes a cell assert instead that
-# offsetkeeper refuses the broker (CLI describe and reset: exit status and message).
+# Kafka 0.10.1+ is served over Metadata v1-v3 and ListOffsets v1.
+# OFFSETKEEPER_COMPAT_EXPECT=refusal makes a cell assert instead that offsetkeeper refuses the
+# broker (CLI describe and reset: exit status and message).
 EXPECT=${OFFSETKEEPER_COMPAT_EXPECT:-scenarios}
 REFUSAL='needs Kafka 0\.1[01][.0-9]* or later|the broker answers Metadata v[0-9]+-v[0-9]+; offsetkeeper speaks'
-case $2 in
-  0.10.*)
-    export OFFSETKEEPER_PURGE_BY=retention
-    SKIP+=(--skip retention_purge_moves_to_earliest_and_counts_the_lost_records
-      --skip describe_shows_each_status_in_every_format
-      --skip reset_to_earliest_and_to_latest_dry_run_then_execute
-      --skip reset_to_offset_clamps_into_each_partitions_range
-      --skip reset_to_valid_applies_the_load_policies)
-    SKIPPED_NOTE="skipped 5 tests whose staging needs deleteRecords (Kafka 0.11+): retention_purge_moves_to_earliest_and_counts_the_lost_records, describe_shows_each_status_in_every_format, reset_to_earliest_and_to_latest_dry_run_then_execute, reset_to_offset_clamps_into_each_partitions_range, reset_to_valid_applies_the_load_policies; repeated_loads purges by time retention; "
-    ;;
-esac
-case $2 in
-  0.10.* | 0.11.*)
-    SKIP+=(--skip added_partitions_are_initialized_and_old_ones_kept)
-    SKIPPED_NOTE+="skipped added_partitions_are_initialized_and_old_ones_kept (its staging needs CreatePartitions, Kafka 1.0+)"
-    ;;
-esac
-
-# Topic IDs (Kafka 2.8+): re-created topics and stale partitions, whose folder listings are part
-# of every load's read (pipelined before ZooKeeper 3.6, one multi-read after).
-case $2 in
-  0.* | 1.* | 2.[0-7].*) ;;
-  *) CORE_TESTS+=(--test identity) ;;
-esac
 
 ZK_CLASSPATH=$CLASSPATHS/zk-$ZK_VERSION.txt
 [ -s "$ZK_CLASSPATH" ] || die "no classpath file $ZK_CLASSPATH; run 'gradle compatClasspaths'"
@@ -181,7 +159,7 @@ loads=$(grep -o 'loads: [0-9]* of [0-9]*' "$LOG" | tail -n 1 | sed 's/^loads: //
 passed=$(grep -o '^test result: [a-zA-Z]*\. [0-9]* passed; [0-9]* failed' "$LOG" |
   awk '{p += $4; f += $6} END {printf "%d passed, %d failed", p, f}') || true
 failed=$(grep -o '^test [^ ]* \.\.\. FAILED' "$LOG" | awk '{print $2}' | tr '\n' ' ') || true
-note="$passed${failed:+; failed: $failed}${SKIPPED_NOTE:+; $SKIPPED_NOTE}"
+note="$passed${failed:+; failed: $failed}"
 result "$status" "${loads:--}" "$note"
 log "$CELL: $status ($note; loads ${loads:--}; $((SECONDS - START)) s); log in $LOG"
 [ "$status" = pass ]

@@ -34,6 +34,15 @@ type Outcome = Result<(), Failure>;
 
 const DRY_RUN: &str = "dry run: nothing written; add --execute to apply";
 
+/// The first columns of every table of offsets about to be written.
+const PLAN_COLUMNS: [&str; 5] = [
+    "TOPIC",
+    "PARTITION",
+    "CURRENT-OFFSET",
+    "NEW-OFFSET",
+    "DELTA",
+];
+
 /// Runs one subcommand.
 pub fn run(cli: Cli) -> Outcome {
     let cx = Context::new(&cli.connection)?;
@@ -174,13 +183,7 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
     let group = cx.group("describe")?;
     let keeper = cx.with_kafka("describe")?;
     let specs = scope(cx, &keeper, group, &args.topic, args.all_topics)?;
-    let surveyed = keeper.survey(group, &topic_names(&specs))?;
-    let surveyed = select(
-        surveyed,
-        &specs,
-        |s| &s.partition,
-        "stored or on the brokers",
-    )?;
+    let surveyed = survey(&keeper, group, &specs, None)?;
     let Some(format) = args.format.rows() else {
         let samples: Vec<Sample> = surveyed
             .iter()
@@ -251,6 +254,9 @@ fn list_groups(cx: &Context, args: ListGroupsArgs) -> Outcome {
     Ok(())
 }
 
+/// A partition a reset may move: what is stored and its range on the brokers.
+type Existing = (TopicPartition, Stored, offsetkeeper::PartitionRange);
+
 fn reset(cx: &Context, args: ResetArgs) -> Outcome {
     let group = cx.group("reset")?;
     let keeper = cx.with_kafka("reset")?;
@@ -262,18 +268,40 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
         Some(entries) => file_topics(entries),
         None => scope(cx, &keeper, group, &args.topic, args.all_topics)?,
     };
-    let surveyed = keeper
-        .survey(group, &topic_names(&specs))
-        .map_err(|err| with_line(err, entries.as_deref()))?;
-    let surveyed = select(
-        surveyed,
-        &specs,
-        |s| &s.partition,
-        "stored or on the brokers",
-    )?;
-
-    // Partitions that no longer exist are not reset; asked for by name, they are an error.
+    let surveyed = survey(&keeper, group, &specs, entries.as_deref())?;
     let named_explicitly = !args.all_topics && entries.is_none();
+    let (mut existing, recreated_topics) = existing_partitions(surveyed, &specs, named_explicitly)?;
+    let targets = match &entries {
+        Some(entries) => file_targets(entries, &mut existing, args.from_file.as_deref())?,
+        None => match reset_timestamp(&args) {
+            Some(timestamp) => timestamp_targets(&keeper, &existing, timestamp)?,
+            None => vec![uniform_target(&args, &keeper); existing.len()],
+        },
+    };
+    let planned = plan_reset(&existing, targets, &recreated_topics)?;
+    match args.export {
+        Some(PlanExport::Csv) => emit(&format_csv(
+            planned.iter().map(|p| (&p.partition, p.new_offset)),
+        )),
+        Some(PlanExport::Json) => emit(&offsets_json(group, &planned)),
+        None => emit(&plan_table(&planned).table()),
+    }
+    if args.execute {
+        execute_reset(&keeper, group, &planned)
+    } else {
+        eprintln!("{DRY_RUN}");
+        Ok(())
+    }
+}
+
+/// The surveyed partitions that exist on the brokers, and the topics re-created since their
+/// offsets were stored. Partitions that no longer exist are not reset; asked for by name,
+/// they (or a topic with none left) are an error.
+fn existing_partitions(
+    surveyed: Vec<Surveyed>,
+    specs: &[TopicSpec],
+    named_explicitly: bool,
+) -> Result<(Vec<Existing>, HashSet<std::sync::Arc<str>>), Failure> {
     let mut existing = Vec::new();
     let mut recreated_topics = HashSet::new();
     for s in surveyed {
@@ -282,7 +310,7 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
         }
         match s.range {
             Some(range) => existing.push((s.partition, s.stored, range)),
-            None if named_explicitly && partitions_named(&specs, &s.partition) => {
+            None if named_explicitly && partitions_named(specs, &s.partition) => {
                 return Err(Failure::failed(format!(
                     "partition {} no longer exists on the brokers; only its stored offset is left",
                     s.partition
@@ -295,7 +323,7 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
         }
     }
     if named_explicitly {
-        for spec in &specs {
+        for spec in specs {
             if !existing.iter().any(|(tp, _, _)| *tp.topic == *spec.topic) {
                 return Err(Failure::failed(format!(
                     "topic '{}' no longer exists on the brokers; its stored offsets can only be deleted (offsetkeeper delete --topic {})",
@@ -304,48 +332,65 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
             }
         }
     }
+    Ok((existing, recreated_topics))
+}
 
-    let targets: Vec<Target> = if let Some(entries) = &entries {
-        let by_partition: HashMap<&TopicPartition, &Entry> =
-            entries.iter().map(|e| (&e.partition, e)).collect();
-        existing.retain(|(tp, _, _)| by_partition.contains_key(tp));
-        for entry in entries {
-            if !existing.iter().any(|(tp, _, _)| *tp == entry.partition) {
-                return Err(Failure::failed(format!(
-                    "{}: line {}: partition {} does not exist on the brokers",
-                    path_shown(args.from_file.as_deref()),
-                    entry.line,
-                    entry.partition
-                )));
-            }
+/// `--from-file`: each file entry's offset; `existing` keeps the partitions the file names,
+/// every one of which must exist.
+fn file_targets(
+    entries: &[Entry],
+    existing: &mut Vec<Existing>,
+    file: Option<&Path>,
+) -> Result<Vec<Target>, Failure> {
+    let by_partition: HashMap<&TopicPartition, &Entry> =
+        entries.iter().map(|e| (&e.partition, e)).collect();
+    existing.retain(|(tp, _, _)| by_partition.contains_key(tp));
+    for entry in entries {
+        if !existing.iter().any(|(tp, _, _)| *tp == entry.partition) {
+            return Err(Failure::failed(format!(
+                "{}: line {}: partition {} does not exist on the brokers",
+                path_shown(file),
+                entry.line,
+                entry.partition
+            )));
         }
-        existing
-            .iter()
-            .map(|(tp, _, _)| by_partition.get(tp).map(|e| Target::Offset(e.offset)))
-            .collect::<Option<Vec<Target>>>()
-            .ok_or_else(|| Failure::failed("internal error: a file entry went missing"))?
-    } else if let Some(timestamp) = reset_timestamp(&args) {
-        let partitions: Vec<TopicPartition> =
-            existing.iter().map(|(tp, _, _)| tp.clone()).collect();
-        let found = keeper.offsets_for_timestamp(&partitions, timestamp)?;
-        partitions
-            .iter()
-            .map(|tp| {
-                found
-                    .get(tp)
-                    .map(|offset| Target::AtTime(*offset))
-                    .ok_or_else(|| {
-                        Failure::failed(format!(
-                            "the brokers answered no offset for {tp} at timestamp {timestamp}"
-                        ))
-                    })
-            })
-            .collect::<Result<_, _>>()?
-    } else {
-        let target = uniform_target(&args, &keeper);
-        vec![target; existing.len()]
-    };
+    }
+    existing
+        .iter()
+        .map(|(tp, _, _)| by_partition.get(tp).map(|e| Target::Offset(e.offset)))
+        .collect::<Option<Vec<Target>>>()
+        .ok_or_else(|| Failure::failed("internal error: a file entry went missing"))
+}
 
+/// `--to-datetime` / `--by-duration`: the brokers' offset for the timestamp, per partition.
+fn timestamp_targets(
+    keeper: &OffsetKeeper,
+    existing: &[Existing],
+    timestamp: i64,
+) -> Result<Vec<Target>, Failure> {
+    let partitions: Vec<TopicPartition> = existing.iter().map(|(tp, _, _)| tp.clone()).collect();
+    let found = keeper.offsets_for_timestamp(&partitions, timestamp)?;
+    partitions
+        .iter()
+        .map(|tp| {
+            found
+                .get(tp)
+                .map(|offset| Target::AtTime(*offset))
+                .ok_or_else(|| {
+                    Failure::failed(format!(
+                        "the brokers answered no offset for {tp} at timestamp {timestamp}"
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// Each partition's new offset; every refusal at once, or nothing to reset, is an error.
+fn plan_reset(
+    existing: &[Existing],
+    targets: Vec<Target>,
+    recreated_topics: &HashSet<std::sync::Arc<str>>,
+) -> Result<Vec<Planned>, Failure> {
     let mut planned = Vec::with_capacity(existing.len());
     let mut refused = Vec::new();
     for ((tp, stored, range), target) in existing.iter().zip(targets) {
@@ -372,28 +417,20 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
             "nothing to reset: none of these partitions exists on the brokers",
         ));
     }
+    Ok(planned)
+}
 
-    match args.export {
-        Some(PlanExport::Csv) => emit(&format_csv(
-            planned.iter().map(|p| (&p.partition, p.new_offset)),
-        )),
-        Some(PlanExport::Json) => emit(&offsets_json(group, &planned)),
-        None => emit(&plan_table(&planned).table()),
-    }
-    if args.execute {
-        let offsets: Vec<(TopicPartition, i64)> = planned
-            .iter()
-            .map(|p| (p.partition.clone(), p.new_offset))
-            .collect();
-        let summary = keeper.commit(group, &offsets)?;
-        eprintln!(
-            "reset {} partition(s) of group '{group}': {}",
-            planned.len(),
-            written(summary)
-        );
-    } else {
-        eprintln!("{DRY_RUN}");
-    }
+fn execute_reset(keeper: &OffsetKeeper, group: &str, planned: &[Planned]) -> Outcome {
+    let offsets: Vec<(TopicPartition, i64)> = planned
+        .iter()
+        .map(|p| (p.partition.clone(), p.new_offset))
+        .collect();
+    let summary = keeper.commit(group, &offsets)?;
+    eprintln!(
+        "reset {} partition(s) of group '{group}': {}",
+        planned.len(),
+        written(summary)
+    );
     Ok(())
 }
 
@@ -470,16 +507,13 @@ fn offsets_json(group: &str, planned: &[Planned]) -> String {
 }
 
 fn plan_table(planned: &[Planned]) -> Rows {
-    let mut rows = Rows::new(&[
-        "TOPIC",
-        "PARTITION",
-        "CURRENT-OFFSET",
-        "NEW-OFFSET",
-        "DELTA",
-        "LOG-START-OFFSET",
-        "LOG-END-OFFSET",
-        "NOTE",
-    ]);
+    let mut rows = Rows::new(
+        &[
+            &PLAN_COLUMNS[..],
+            &["LOG-START-OFFSET", "LOG-END-OFFSET", "NOTE"],
+        ]
+        .concat(),
+    );
     for p in planned {
         rows.push(vec![
             Value::from(&*p.partition.topic),
@@ -539,34 +573,12 @@ fn import(cx: &Context, args: ImportArgs) -> Outcome {
     let keeper = cx.zookeeper_only()?;
     let entries = read_offsets(&args.from_file, args.format, cx, group)?;
     let topics = topic_names(&file_topics(&entries));
-    let current: HashMap<TopicPartition, Stored> =
-        keeper.stored(group, &topics)?.into_iter().collect();
-    let mut rows = Rows::new(&[
-        "TOPIC",
-        "PARTITION",
-        "CURRENT-OFFSET",
-        "NEW-OFFSET",
-        "DELTA",
-    ]);
-    for entry in &entries {
-        let stored = current
-            .get(&entry.partition)
-            .cloned()
-            .unwrap_or(Stored::Missing);
-        rows.push(vec![
-            Value::from(&*entry.partition.topic),
-            Value::from(entry.partition.partition),
-            stored_cell(&stored),
-            Value::from(entry.offset),
-            delta(&stored, entry.offset).into(),
-        ]);
-    }
-    emit(&rows.table());
+    let offsets: Vec<(TopicPartition, i64)> = entries
+        .iter()
+        .map(|e| (e.partition.clone(), e.offset))
+        .collect();
+    emit(&write_plan(&keeper, group, &topics, &offsets)?.table());
     if args.execute {
-        let offsets: Vec<(TopicPartition, i64)> = entries
-            .iter()
-            .map(|e| (e.partition.clone(), e.offset))
-            .collect();
         let summary = keeper.commit(group, &offsets)?;
         eprintln!(
             "imported {} offset(s) into group '{group}': {}",
@@ -689,129 +701,142 @@ fn migrate(cx: &Context, args: MigrateArgs) -> Outcome {
     check_name("group", kafka_group).map_err(|err| Failure::usage(reason(err)))?;
     let keeper = cx.with_kafka("migrate")?;
     let groups = ConsumerGroups::new(cx.kafka_settings("migrate")?, cx.timeout)?;
-    if args.to_kafka {
-        migrate_to_kafka(cx, &keeper, &groups, group, kafka_group, &args)
-    } else {
-        migrate_from_kafka(cx, &keeper, &groups, group, kafka_group, &args)
-    }
-}
-
-fn migrate_to_kafka(
-    cx: &Context,
-    keeper: &OffsetKeeper,
-    groups: &ConsumerGroups,
-    group: &str,
-    kafka_group: &str,
-    args: &MigrateArgs,
-) -> Outcome {
-    let specs = scope(cx, keeper, group, &args.topic, args.all_topics)?;
-    let surveyed = keeper.survey(group, &topic_names(&specs))?;
-    let surveyed = select(
-        surveyed,
-        &specs,
-        |s| &s.partition,
-        "stored or on the brokers",
-    )?;
-    let mut usable = Vec::new();
-    for s in surveyed {
-        let status = Status::of(&s.stored, s.range);
-        match (&s.stored, status) {
-            (Stored::Offset(offset), Status::Ok | Status::BelowRange | Status::AboveRange) => {
-                usable.push((s.partition, *offset, status))
-            }
-            _ => log::warn!("{}: {}; not migrated", s.partition, status.name()),
-        }
-    }
-    if usable.is_empty() {
-        return Err(Failure::failed(format!(
-            "nothing to migrate: group '{group}' has no usable stored offset for a partition that exists"
-        )));
-    }
-    let partitions: Vec<TopicPartition> = usable.iter().map(|(tp, _, _)| tp.clone()).collect();
-    let current: HashMap<TopicPartition, Option<i64>> = groups
-        .committed(kafka_group, &partitions)?
-        .into_iter()
-        .collect();
-    let mut rows = Rows::new(&[
-        "TOPIC",
-        "PARTITION",
-        "CURRENT-OFFSET",
-        "NEW-OFFSET",
-        "DELTA",
-        "STATUS",
-    ]);
-    for (tp, offset, status) in &usable {
-        let now = current.get(tp).copied().flatten();
-        rows.push(vec![
-            Value::from(&*tp.topic),
-            Value::from(tp.partition),
-            now.into(),
-            Value::from(*offset),
-            now.map(|n| offset - n).into(),
-            status.name().into(),
-        ]);
-    }
-    emit(&rows.table());
-    if args.execute {
-        let offsets: Vec<(TopicPartition, i64)> =
-            usable.iter().map(|(tp, o, _)| (tp.clone(), *o)).collect();
-        groups.commit(kafka_group, &offsets)?;
-        eprintln!(
-            "committed {} offset(s) of ZooKeeper group '{group}' to Kafka group '{kafka_group}'",
-            offsets.len()
-        );
-    } else {
-        eprintln!("{DRY_RUN} (CURRENT-OFFSET: Kafka group '{kafka_group}'; NEW-OFFSET: ZooKeeper group '{group}')");
-    }
-    Ok(())
-}
-
-fn migrate_from_kafka(
-    cx: &Context,
-    keeper: &OffsetKeeper,
-    groups: &ConsumerGroups,
-    group: &str,
-    kafka_group: &str,
-    args: &MigrateArgs,
-) -> Outcome {
-    let specs = if args.all_topics {
-        all_partitions(keeper.kafka_topics()?)
-    } else {
-        merge_topic_specs(&args.topic)
+    let migration = Migration {
+        cx,
+        keeper: &keeper,
+        groups: &groups,
+        group,
+        kafka_group,
+        args: &args,
     };
-    let partitions = keeper.partitions(&topic_names(&specs))?;
-    let partitions = select(partitions, &specs, |tp| tp, "on the brokers")?;
-    let committed: Vec<(TopicPartition, i64)> = groups
-        .committed(kafka_group, &partitions)?
-        .into_iter()
-        .filter_map(|(tp, offset)| offset.map(|o| (tp, o)))
-        .collect();
-    if committed.is_empty() {
-        return Err(Failure::failed(format!(
-            "nothing to migrate: Kafka group '{kafka_group}' has no committed offsets for {}",
-            if args.all_topics {
-                "any topic".to_string()
-            } else {
-                topic_names(&specs).join(", ")
+    if args.to_kafka {
+        migration.copy_to_kafka()
+    } else {
+        migration.copy_from_kafka()
+    }
+}
+
+/// What `migrate` works with, whichever way it copies.
+struct Migration<'a> {
+    cx: &'a Context,
+    keeper: &'a OffsetKeeper,
+    groups: &'a ConsumerGroups,
+    group: &'a str,
+    kafka_group: &'a str,
+    args: &'a MigrateArgs,
+}
+
+impl Migration<'_> {
+    fn copy_to_kafka(&self) -> Outcome {
+        let (group, kafka_group, args) = (self.group, self.kafka_group, self.args);
+        let specs = scope(self.cx, self.keeper, group, &args.topic, args.all_topics)?;
+        let surveyed = survey(self.keeper, group, &specs, None)?;
+        let mut usable = Vec::new();
+        for s in surveyed {
+            let status = Status::of(&s.stored, s.range);
+            match (&s.stored, status) {
+                (Stored::Offset(offset), Status::Ok | Status::BelowRange | Status::AboveRange) => {
+                    usable.push((s.partition, *offset, status))
+                }
+                _ => log::warn!("{}: {}; not migrated", s.partition, status.name()),
             }
-        )));
-    }
-    let mut topics: Vec<String> = Vec::new();
-    for (tp, _) in &committed {
-        if !topics.iter().any(|topic| **topic == *tp.topic) {
-            topics.push(tp.topic.to_string());
         }
+        if usable.is_empty() {
+            return Err(Failure::failed(format!(
+                "nothing to migrate: group '{group}' has no usable stored offset for a partition that exists"
+            )));
+        }
+        let partitions: Vec<TopicPartition> = usable.iter().map(|(tp, _, _)| tp.clone()).collect();
+        let current: HashMap<TopicPartition, Option<i64>> = self
+            .groups
+            .committed(kafka_group, &partitions)?
+            .into_iter()
+            .collect();
+        let mut rows = Rows::new(&[&PLAN_COLUMNS[..], &["STATUS"]].concat());
+        for (tp, offset, status) in &usable {
+            let now = current.get(tp).copied().flatten();
+            rows.push(vec![
+                Value::from(&*tp.topic),
+                Value::from(tp.partition),
+                now.into(),
+                Value::from(*offset),
+                now.map(|n| offset - n).into(),
+                status.name().into(),
+            ]);
+        }
+        emit(&rows.table());
+        if args.execute {
+            let offsets: Vec<(TopicPartition, i64)> =
+                usable.iter().map(|(tp, o, _)| (tp.clone(), *o)).collect();
+            self.groups.commit(kafka_group, &offsets)?;
+            eprintln!(
+                "committed {} offset(s) of ZooKeeper group '{group}' to Kafka group '{kafka_group}'",
+                offsets.len()
+            );
+        } else {
+            eprintln!("{DRY_RUN} (CURRENT-OFFSET: Kafka group '{kafka_group}'; NEW-OFFSET: ZooKeeper group '{group}')");
+        }
+        Ok(())
     }
+
+    fn copy_from_kafka(&self) -> Outcome {
+        let (group, kafka_group, args) = (self.group, self.kafka_group, self.args);
+        let specs = if args.all_topics {
+            all_partitions(self.keeper.kafka_topics()?)
+        } else {
+            merge_topic_specs(&args.topic)
+        };
+        let partitions = self.keeper.partitions(&topic_names(&specs))?;
+        let partitions = select(partitions, &specs, |tp| tp, "on the brokers")?;
+        let committed: Vec<(TopicPartition, i64)> = self
+            .groups
+            .committed(kafka_group, &partitions)?
+            .into_iter()
+            .filter_map(|(tp, offset)| offset.map(|o| (tp, o)))
+            .collect();
+        if committed.is_empty() {
+            return Err(Failure::failed(format!(
+                "nothing to migrate: Kafka group '{kafka_group}' has no committed offsets for {}",
+                if args.all_topics {
+                    "any topic".to_string()
+                } else {
+                    topic_names(&specs).join(", ")
+                }
+            )));
+        }
+        let mut topics: Vec<String> = Vec::new();
+        for (tp, _) in &committed {
+            if !topics.iter().any(|topic| **topic == *tp.topic) {
+                topics.push(tp.topic.to_string());
+            }
+        }
+        emit(&write_plan(self.keeper, group, &topics, &committed)?.table());
+        if args.execute {
+            let summary = self.keeper.commit(group, &committed)?;
+            eprintln!(
+                "copied {} offset(s) of Kafka group '{kafka_group}' into group '{group}' under {}: {}",
+                committed.len(),
+                self.cx.base_path(),
+                written(summary)
+            );
+        } else {
+            eprintln!("{DRY_RUN} (CURRENT-OFFSET: ZooKeeper group '{group}'; NEW-OFFSET: Kafka group '{kafka_group}')");
+        }
+        Ok(())
+    }
+}
+
+/// The table of offsets to write into a ZooKeeper group, beside what it stores for `topics`.
+fn write_plan(
+    keeper: &OffsetKeeper,
+    group: &str,
+    topics: &[String],
+    offsets: &[(TopicPartition, i64)],
+) -> Result<Rows, Failure> {
     let current: HashMap<TopicPartition, Stored> =
-        keeper.stored(group, &topics)?.into_iter().collect();
-    let mut rows = Rows::new(&[
-        "TOPIC",
-        "PARTITION",
-        "CURRENT-OFFSET",
-        "NEW-OFFSET",
-        "DELTA",
-    ]);
-    for (tp, offset) in &committed {
+        keeper.stored(group, topics)?.into_iter().collect();
+    let mut rows = Rows::new(&PLAN_COLUMNS);
+    for (tp, offset) in offsets {
         let stored = current.get(tp).cloned().unwrap_or(Stored::Missing);
         rows.push(vec![
             Value::from(&*tp.topic),
@@ -821,19 +846,7 @@ fn migrate_from_kafka(
             delta(&stored, *offset).into(),
         ]);
     }
-    emit(&rows.table());
-    if args.execute {
-        let summary = keeper.commit(group, &committed)?;
-        eprintln!(
-            "copied {} offset(s) of Kafka group '{kafka_group}' into group '{group}' under {}: {}",
-            committed.len(),
-            cx.base_path(),
-            written(summary)
-        );
-    } else {
-        eprintln!("{DRY_RUN} (CURRENT-OFFSET: ZooKeeper group '{group}'; NEW-OFFSET: Kafka group '{kafka_group}')");
-    }
-    Ok(())
+    Ok(rows)
 }
 
 /// The topics a command covers: those named, or with `all`, every topic the group stored.
@@ -891,6 +904,24 @@ fn partitions_named(specs: &[TopicSpec], tp: &TopicPartition) -> bool {
                 .as_ref()
                 .is_some_and(|set| set.contains(&tp.partition))
     })
+}
+
+/// The survey of the specs' partitions; `entries`, the file they come from, if any.
+fn survey(
+    keeper: &OffsetKeeper,
+    group: &str,
+    specs: &[TopicSpec],
+    entries: Option<&[Entry]>,
+) -> Result<Vec<Surveyed>, Failure> {
+    let surveyed = keeper
+        .survey(group, &topic_names(specs))
+        .map_err(|err| with_line(err, entries))?;
+    select(
+        surveyed,
+        specs,
+        |s| &s.partition,
+        "stored or on the brokers",
+    )
 }
 
 /// Keeps the items of the partitions the specs name; a partition named but absent is an error.

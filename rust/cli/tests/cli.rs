@@ -125,6 +125,21 @@ fn topic_with(kafka: &Kafka, prefix: &str, partitions: i32, records: usize) -> S
     topic
 }
 
+/// [`topic_with`], the first `below` records of `partition` gone as retention leaves them (by
+/// deleteRecords, or by time retention on brokers without it: support's `create_purged_topic`).
+fn purged_topic_with(
+    kafka: &Kafka,
+    prefix: &str,
+    partitions: i32,
+    records: usize,
+    (partition, below): (i32, i64),
+) -> String {
+    let topic = unique(prefix);
+    let counts = vec![records; partitions as usize];
+    kafka.create_purged_topic(&topic, &counts, &[(partition, below)]);
+    topic
+}
+
 fn temp_file(name: &str, content: &str) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(unique(name));
     std::fs::write(&path, content).expect("write temp file");
@@ -165,11 +180,10 @@ fn describe_shows_each_status_in_every_format() {
     let cluster = cluster();
     let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
     let group = unique("desc");
-    let topic = topic_with(&kafka, "desc", 5, 10);
+    let topic = purged_topic_with(&kafka, "desc", 5, 10, (1, 5));
     let gone = unique("gone");
     zk.put(&offset_path(&group, &topic, 0), b"4");
     zk.put(&offset_path(&group, &topic, 1), b"2");
-    kafka.delete_records(&topic, 1, 5);
     zk.put(&offset_path(&group, &topic, 2), b"50");
     zk.put(&offset_path(&group, &topic, 4), b"garbage");
     zk.put(&offset_path(&group, &topic, 9), b"3");
@@ -281,10 +295,9 @@ fn describe_format_prometheus_writes_gauges_and_leaves_out_unknown_values() {
     let cluster = cluster();
     let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
     let group = unique("prom");
-    let topic = topic_with(&kafka, "prom", 5, 10);
+    let topic = purged_topic_with(&kafka, "prom", 5, 10, (1, 5));
     zk.put(&offset_path(&group, &topic, 0), b"4");
     zk.put(&offset_path(&group, &topic, 1), b"2");
-    kafka.delete_records(&topic, 1, 5);
     zk.put(&offset_path(&group, &topic, 2), b"50");
     zk.put(&offset_path(&group, &topic, 4), b"garbage");
     zk.put(&offset_path(&group, &topic, 9), b"3");
@@ -430,8 +443,7 @@ fn reset_to_earliest_and_to_latest_dry_run_then_execute() {
     let cluster = cluster();
     let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
     let group = unique("rst");
-    let topic = topic_with(&kafka, "rst", 2, 10);
-    kafka.delete_records(&topic, 0, 3);
+    let topic = purged_topic_with(&kafka, "rst", 2, 10, (0, 3));
     zk.put(&offset_path(&group, &topic, 0), b"5");
     let t = topic.as_str();
 
@@ -504,11 +516,7 @@ fn reset_to_offset_clamps_into_each_partitions_range() {
     let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
     let group = unique("rst");
     let topic = unique("clamp");
-    kafka.create_topic(&topic, 3);
-    kafka.produce(&topic, 0, 10);
-    kafka.produce(&topic, 1, 10);
-    kafka.delete_records(&topic, 1, 6);
-    kafka.produce(&topic, 2, 3);
+    kafka.create_purged_topic(&topic, &[10, 10, 3], &[(1, 6)]);
     let t = topic.as_str();
 
     let args = ["--group", &group, "reset", "--topic", t, "--to-offset", "5"];
@@ -777,10 +785,9 @@ fn reset_to_valid_export_json_prints_the_offsets_a_load_would_start_from() {
     let cluster = cluster();
     let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
     let group = unique("flink");
-    let topic = topic_with(&kafka, "flink", 3, 10);
-    let t = topic.as_str();
     // Retention purged partition 1 past its stored offset; partition 2 has nothing stored.
-    kafka.delete_records(t, 1, 6);
+    let topic = purged_topic_with(&kafka, "flink", 3, 10, (1, 6));
+    let t = topic.as_str();
     zk.put(&offset_path(&group, t, 0), b"4");
     zk.put(&offset_path(&group, t, 1), b"2");
     let before = zk.tree(&format!("/consumers/{group}"));
@@ -857,9 +864,8 @@ fn reset_to_valid_applies_the_load_policies() {
     let cluster = cluster();
     let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
     let group = unique("rst");
-    let topic = topic_with(&kafka, "valid", 5, 10);
+    let topic = purged_topic_with(&kafka, "valid", 5, 10, (1, 4));
     let t = topic.as_str();
-    kafka.delete_records(t, 1, 4);
     zk.put(&offset_path(&group, t, 0), b"5");
     zk.put(&offset_path(&group, t, 1), b"1");
     zk.put(&offset_path(&group, t, 2), b"99");
@@ -1960,9 +1966,14 @@ fn migrate_over_sasl_ssl_without_a_truststore_trusts_ssl_cert_file() {
     );
 }
 
+/// With topic IDs (Kafka 2.8+) the re-created topic is known by its new ID. Older brokers have
+/// none: nothing is recorded, and the re-created topic is judged by its range alone, where the
+/// stored 6 is within [0, 10] and kept.
 #[test]
 fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partitions() {
     use offsetkeeper::zookeeper::layout::parse_topic_identity;
+    let ids = support::capabilities().topic_ids;
+    let kafka_release = &support::capabilities().kafka;
     let cluster = cluster();
     let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
     let group = unique("ident");
@@ -1976,7 +1987,15 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
             .commit(&group, &support::batch(&topic, 3, 6))
             .unwrap();
     }
-    let old_id = parse_topic_identity(&zk.get(&folder).unwrap()).expect("recorded");
+    let old_id = parse_topic_identity(&zk.get(&folder).unwrap());
+    if !ids {
+        assert_eq!(
+            old_id, None,
+            "Kafka {kafka_release} has no topic IDs to record"
+        );
+    }
+    let old_id = old_id.unwrap_or_default();
+    assert_eq!(!old_id.is_empty(), ids, "the commit records the topic ID");
     kafka.delete_topic(&topic);
     kafka.create_topic(&topic, 1);
     kafka.produce(&topic, 0, 10);
@@ -1989,12 +2008,16 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
     assert_eq!(table.len(), 3, "{out:?}");
     assert_eq!(table[0][..6], row(&[&topic, "0", "6", "0", "10", "4"])[..]);
     let status = table[0][6..].join(" ");
-    assert!(
-        status.starts_with(&format!("re-created (id {old_id} -> "))
-            && status.ends_with(')')
-            && !status.ends_with(&format!("-> {old_id})")),
-        "{out:?}"
-    );
+    if ids {
+        assert!(
+            status.starts_with(&format!("re-created (id {old_id} -> "))
+                && status.ends_with(')')
+                && !status.ends_with(&format!("-> {old_id})")),
+            "{out:?}"
+        );
+    } else {
+        assert_eq!(status, "ok", "{out:?}");
+    }
     assert_eq!(
         table[1].join(" "),
         format!("{topic} 1 6 - - - partition gone")
@@ -2012,8 +2035,9 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
         ],
     ));
     let labels = format!("group=\"{group}\",topic=\"{topic}\"");
+    let status = if ids { "recreated" } else { "ok" };
     for line in [
-        format!("offsetkeeper_partition_status{{{labels},partition=\"0\",status=\"recreated\"}} 1"),
+        format!("offsetkeeper_partition_status{{{labels},partition=\"0\",status=\"{status}\"}} 1"),
         format!(
             "offsetkeeper_partition_status{{{labels},partition=\"1\",status=\"partition_gone\"}} 1"
         ),
@@ -2022,7 +2046,8 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
         assert!(out.stdout.lines().any(|l| l == line), "{line} in {out:?}");
     }
 
-    // --to-valid: the load's decision for a re-created topic, earliest though 6 is in range.
+    // --to-valid: the load's decision for a re-created topic, earliest though 6 is in range;
+    // without topic IDs, 6 is kept.
     let out = ok(run(
         &cluster,
         &[
@@ -2035,13 +2060,30 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
             "--execute",
         ],
     ));
-    assert!(out.stdout.contains("re-created"), "{out:?}");
+    let p0 = if ids {
+        assert!(out.stdout.contains("re-created"), "{out:?}");
+        "0"
+    } else {
+        assert!(
+            rows(&out.stdout).contains(&row(&[&topic, "0", "6", "6", "0", "0", "10", "kept"])),
+            "{out:?}"
+        );
+        "6"
+    };
     assert_eq!(
         value(&zk, &offset_path(&group, &topic, 0)).as_deref(),
-        Some("0")
+        Some(p0)
     );
-    let new_id = parse_topic_identity(&zk.get(&folder).unwrap()).expect("recorded");
-    assert_ne!(new_id, old_id, "the reset records the new topic's ID");
+    let new_id = parse_topic_identity(&zk.get(&folder).unwrap());
+    if ids {
+        let recorded = new_id.as_deref().expect("recorded");
+        assert_ne!(recorded, old_id, "the reset records the new topic's ID");
+    } else {
+        assert_eq!(
+            new_id, None,
+            "Kafka {kafka_release} has no topic IDs to record"
+        );
+    }
 
     // delete --stale: a dry run lists the partitions that no longer exist.
     let out = ok(run(&cluster, &["--group", &group, "delete", "--stale"]));
@@ -2050,7 +2092,7 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
         vec![row(&[&topic, "1", "6"]), row(&[&topic, "2", "6"])]
     );
     assert!(out.stderr.contains("dry run: nothing deleted"), "{out:?}");
-    assert_eq!(stored(&zk, &group, &topic, 3), some(&["0", "6", "6"]));
+    assert_eq!(stored(&zk, &group, &topic, 3), some(&[p0, "6", "6"]));
     {
         // Refused while a job owns the group, as kafka-consumer-groups refuses for an active one.
         let keeper = support::keeper(&cluster);
@@ -2063,7 +2105,7 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
             1,
             &format!("group '{group}' is active"),
         );
-        assert_eq!(stored(&zk, &group, &topic, 3), some(&["0", "6", "6"]));
+        assert_eq!(stored(&zk, &group, &topic, 3), some(&[p0, "6", "6"]));
     }
     let out = ok(run(
         &cluster,
@@ -2074,9 +2116,9 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
             .contains(&format!("deleted 2 stored offset(s) from group '{group}'")),
         "{out:?}"
     );
-    assert_eq!(stored(&zk, &group, &topic, 3), some(&["0", "none", "none"]));
+    assert_eq!(stored(&zk, &group, &topic, 3), some(&[p0, "none", "none"]));
 
-    // --partition: one partition's offset; the folder, with its ID, stays.
+    // --partition: one partition's offset; the folder, with its ID (if any), stays.
     ok(run_zk(
         &cluster,
         &[
@@ -2091,10 +2133,7 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
         ],
     ));
     assert_eq!(stored(&zk, &group, &topic, 1), some(&["none"]));
-    assert_eq!(
-        parse_topic_identity(&zk.get(&folder).unwrap()),
-        Some(new_id)
-    );
+    assert_eq!(parse_topic_identity(&zk.get(&folder).unwrap()), new_id);
     fails(
         run_zk(
             &cluster,

@@ -1,7 +1,7 @@
 //! The one configuration path: [`KeeperConfig::from_properties`] reads key/value pairs, as a
 //! Java properties file or a Spark `kafkaParams` map holds them, for the Java builder (through
-//! JNI), the CLI (its flags and `--command-config`) and Rust users alike. The defaults live
-//! here and in [`KeeperConfig::new`] only.
+//! JNI), the CLI (its flags and `--command-config`) and Rust users alike. The defaults and
+//! limits are defined in [`defaults`]; [`KeeperConfig::new`] applies them.
 //!
 //! Keys, three namespaces:
 //! - `zookeeper.connect` (required) and the `zookeeper.*` security keys
@@ -13,14 +13,17 @@
 //!   `group.id`, ...) are ignored with a DEBUG line naming the key, as Kafka's consumer warns of
 //!   and ignores configs it does not know.
 
+pub mod defaults;
+
 use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::kafka::KafkaSettings;
-use crate::keeper::KeeperConfig;
 use crate::names::check_base_path;
-use crate::validate::{OnAboveRange, OnBelowRange, OnMissing, OnRecreated};
+use crate::validate::{OnAboveRange, OnBelowRange, OnMissing, OnRecreated, Policy};
 use crate::zookeeper::ZkConfig;
+pub use defaults::DEFAULT_COMMIT_OUTAGE_TOLERANCE;
+use defaults::{EXPIRY_SLACK, MAX_TIMEOUT_MS, MAX_WAIT};
 
 /// The ZooKeeper connect string, `host:port[,host:port...][/chroot]` (Kafka's own key).
 pub const ZOOKEEPER_CONNECT: &str = "zookeeper.connect";
@@ -75,8 +78,110 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The longest ownership wait and commit outage tolerance.
-const DAY_MS: u64 = 24 * 3600 * 1000;
+/// [`MAX_WAIT`] in the milliseconds of the properties.
+const MAX_WAIT_MS: u64 = MAX_WAIT.as_secs() * 1000;
+
+/// Everything an [`OffsetKeeper`](crate::OffsetKeeper) needs.
+#[derive(Debug, Clone)]
+pub struct KeeperConfig {
+    pub zookeeper: ZkConfig,
+    pub kafka: KafkaSettings,
+    /// Deadline of each Kafka operation of a load (Metadata, ListOffsets, their retries
+    /// included). `None` (the default): the job's `default.api.timeout.ms` when its kafkaParams
+    /// set it, else 60 s, Kafka's default, which outlasts the ~9 s Kafka takes to fence a
+    /// dead broker and move its partitions' leadership. `Some` wins over the kafkaParams.
+    pub kafka_timeout: Option<Duration>,
+    pub policy: Policy,
+    /// Fencing: every commit checks, in its multi, the znode versions this keeper last saw, so
+    /// that a concurrent writer makes it fail with [`Error::CommitConflict`]. On by default.
+    pub fencing: bool,
+    /// Monotonic commits: an offset below what this keeper already committed for the partition
+    /// is left out with a WARN. On by default.
+    pub monotonic: bool,
+    /// One active instance per group. On by default.
+    pub ownership: Ownership,
+    /// How long commits may fail because ZooKeeper cannot be reached (a timeout, a lost
+    /// connection or session) before [`OffsetKeeper::commit`](crate::OffsetKeeper::commit)
+    /// returns the error. Until then a failed commit returns `Ok` with
+    /// [`CommitSummary::deferred`](crate::CommitSummary::deferred) set, its offsets kept to be
+    /// written by the next commit. Zero: every such failure is returned at once. 5 minutes by
+    /// default ([`DEFAULT_COMMIT_OUTAGE_TOLERANCE`]).
+    pub commit_outage_tolerance: Duration,
+}
+
+/// Ownership of a group's partitions: a load registers the keeper under
+/// `<base>/<group>/ids` and takes `<base>/<group>/owners/<topic>/<partition>`, ephemeral nodes
+/// in the layout of Kafka's old consumer. A keeper that commits without having loaded the group
+/// takes the partitions of its first commit the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ownership {
+    pub enabled: bool,
+    /// How long a load (or a first commit without a load) waits for another instance's
+    /// ownership to go before failing with [`Error::Owned`]. An owner of this host whose
+    /// process is gone is not waited for. `None`: this keeper's ZooKeeper session timeout plus
+    /// 5 s, the longest a crashed driver's session (with the same timeout) outlives it.
+    pub wait: Option<Duration>,
+}
+
+impl Ownership {
+    /// How long a load (or a first commit without a load) waits for another owner to go,
+    /// on a ZooKeeper session of `session_timeout`.
+    pub(crate) fn wait_for(&self, session_timeout: Duration) -> Duration {
+        self.wait.unwrap_or(session_timeout + EXPIRY_SLACK)
+    }
+}
+
+impl Default for Ownership {
+    fn default() -> Self {
+        Ownership {
+            enabled: true,
+            wait: None,
+        }
+    }
+}
+
+impl KeeperConfig {
+    /// The defaults: the policy keeps data (earliest everywhere), except that a partition with no
+    /// stored offset follows the job's `auto.offset.reset` when it set one; fencing, monotonic
+    /// commits and ownership on.
+    pub fn new(zookeeper: ZkConfig, kafka: KafkaSettings) -> KeeperConfig {
+        let policy = Policy {
+            on_missing: kafka.auto_offset_reset.unwrap_or(OnMissing::Earliest),
+            ..Policy::default()
+        };
+        KeeperConfig {
+            zookeeper,
+            kafka,
+            kafka_timeout: None,
+            policy,
+            fencing: true,
+            monotonic: true,
+            ownership: Ownership::default(),
+            commit_outage_tolerance: DEFAULT_COMMIT_OUTAGE_TOLERANCE,
+        }
+    }
+
+    /// Refuses an ownership wait or a commit outage tolerance beyond [`MAX_WAIT`] (the
+    /// properties reader refuses them too, naming its key).
+    pub(crate) fn check_limits(&self) -> Result<()> {
+        let too_long = |what: &str, duration: Duration| {
+            Error::invalid(format!(
+                "{what} of {} ms is too long; allowed: 0 ms to 24 h",
+                duration.as_millis()
+            ))
+        };
+        if self.commit_outage_tolerance > MAX_WAIT {
+            return Err(too_long(
+                "commit outage tolerance",
+                self.commit_outage_tolerance,
+            ));
+        }
+        match self.ownership.wait {
+            Some(wait) if wait > MAX_WAIT => Err(too_long("ownership wait", wait)),
+            _ => Ok(()),
+        }
+    }
+}
 
 /// Whether a key is one of the keeper's own or ZooKeeper's, not a Kafka consumer setting.
 pub fn is_keeper_key(key: &str) -> bool {
@@ -199,13 +304,13 @@ impl Parsed {
                     parsed.base_path = Some(path.to_string());
                 }
                 "offsetkeeper.session.timeout.ms" => {
-                    parsed.session_timeout = Some(millis(key, value, 1, i32::MAX as u64)?)
+                    parsed.session_timeout = Some(millis(key, value, 1, MAX_TIMEOUT_MS)?)
                 }
                 "offsetkeeper.zookeeper.timeout.ms" => {
-                    parsed.zookeeper_timeout = Some(millis(key, value, 1, i32::MAX as u64)?)
+                    parsed.zookeeper_timeout = Some(millis(key, value, 1, MAX_TIMEOUT_MS)?)
                 }
                 "offsetkeeper.kafka.timeout.ms" => {
-                    parsed.kafka_timeout = Some(millis(key, value, 1, i32::MAX as u64)?)
+                    parsed.kafka_timeout = Some(millis(key, value, 1, MAX_TIMEOUT_MS)?)
                 }
                 "offsetkeeper.on.missing" => {
                     parsed.on_missing = Some(OnMissing::parse(value).map_err(|e| named(key, e))?)
@@ -226,10 +331,10 @@ impl Parsed {
                 "offsetkeeper.monotonic.commits" => parsed.monotonic = Some(boolean(key, value)?),
                 "offsetkeeper.ownership" => parsed.ownership = Some(boolean(key, value)?),
                 "offsetkeeper.ownership.wait.ms" => {
-                    parsed.ownership_wait = Some(millis(key, value, 0, DAY_MS)?)
+                    parsed.ownership_wait = Some(millis(key, value, 0, MAX_WAIT_MS)?)
                 }
                 "offsetkeeper.commit.outage.tolerance.ms" => {
-                    parsed.commit_outage_tolerance = Some(millis(key, value, 0, DAY_MS)?)
+                    parsed.commit_outage_tolerance = Some(millis(key, value, 0, MAX_WAIT_MS)?)
                 }
                 other if other.starts_with("offsetkeeper.") => {
                     let allowed: Vec<&str> = KEYS.iter().map(|(key, _)| *key).collect();
@@ -327,7 +432,6 @@ fn boolean(key: &str, value: &str) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keeper::DEFAULT_COMMIT_OUTAGE_TOLERANCE;
     use crate::validate::Policy;
 
     const BASE: [(&str, &str); 2] = [
@@ -341,6 +445,49 @@ mod tests {
 
     fn refusal(extra: &[(&str, &str)]) -> String {
         with(extra).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_keys_table_shows_the_defaults_and_limits() {
+        use defaults::*;
+        let shown = |key: &str| KEYS.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+        let ms = |d: Duration| d.as_millis().to_string();
+        let expected = [
+            ("offsetkeeper.base.path", DEFAULT_BASE_PATH.to_string()),
+            (
+                "offsetkeeper.session.timeout.ms",
+                format!("{MAX_TIMEOUT_MS} (default {})", ms(DEFAULT_SESSION_TIMEOUT)),
+            ),
+            (
+                "offsetkeeper.zookeeper.timeout.ms",
+                format!(
+                    "{MAX_TIMEOUT_MS} (default {})",
+                    ms(DEFAULT_ZOOKEEPER_TIMEOUT)
+                ),
+            ),
+            (
+                "offsetkeeper.kafka.timeout.ms",
+                format!("else {})", ms(DEFAULT_API_TIMEOUT)),
+            ),
+            (
+                "offsetkeeper.ownership.wait.ms",
+                format!(
+                    "0 to {MAX_WAIT_MS} (default: the session timeout plus {})",
+                    ms(EXPIRY_SLACK)
+                ),
+            ),
+            (
+                "offsetkeeper.commit.outage.tolerance.ms",
+                format!(
+                    "0 to {MAX_WAIT_MS} (default {})",
+                    ms(DEFAULT_COMMIT_OUTAGE_TOLERANCE)
+                ),
+            ),
+        ];
+        for (key, text) in expected {
+            let shown = shown(key).unwrap_or_default();
+            assert!(shown.contains(&text), "{key}: '{shown}' lacks '{text}'");
+        }
     }
 
     #[test]

@@ -7,10 +7,12 @@ mod admin;
 mod batch;
 mod commit;
 pub mod config;
+mod context;
 pub mod error;
 pub mod kafka;
 mod keeper;
 mod lag;
+mod load;
 pub mod names;
 mod ownership;
 mod partition_map;
@@ -18,6 +20,7 @@ mod pem;
 #[cfg(test)]
 mod properties;
 mod runtime;
+mod tracked;
 pub mod validate;
 pub mod zookeeper;
 
@@ -26,13 +29,13 @@ use std::sync::Arc;
 
 pub use admin::{GroupSummary, Surveyed};
 pub use batch::CommitBatch;
+pub use commit::{check_commit, CommitSummary};
+pub use config::{KeeperConfig, Ownership, DEFAULT_COMMIT_OUTAGE_TOLERANCE};
 pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
-pub use keeper::{
-    check_commit, decide, CommitSummary, Inspected, KeeperConfig, Loaded, OffsetKeeper, Ownership,
-    PartitionReport, StalePartition, DEFAULT_COMMIT_OUTAGE_TOLERANCE,
-};
+pub use keeper::OffsetKeeper;
 pub use lag::lag;
+pub use load::{decide, Inspected, Loaded, PartitionReport, StalePartition};
 pub use validate::{
     validate, validate_recreated, Action, Decision, OnAboveRange, OnBelowRange, OnMissing,
     OnRecreated, PartitionRange, Policy, Recreated, Refusal, Stored,

@@ -63,6 +63,25 @@ pub fn check_base_path(path: &str) -> Result<()> {
     }
 }
 
+/// Checks a group and a topic list, and drops repeated topics, keeping the first.
+pub(crate) fn checked_topics(group: &str, topics: &[String]) -> Result<Vec<String>> {
+    check_name("group", group)?;
+    if topics.is_empty() {
+        return Err(Error::invalid(
+            "topic list is empty; give at least one topic",
+        ));
+    }
+    let mut unique = std::collections::HashSet::new();
+    let mut checked = Vec::with_capacity(topics.len());
+    for topic in topics {
+        check_name("topic", topic)?;
+        if unique.insert(topic.as_str()) {
+            checked.push(topic.clone());
+        }
+    }
+    Ok(checked)
+}
+
 /// Long names are cut in messages so an error line stays readable.
 fn shorten(name: &str) -> String {
     const SHOWN: usize = 64;
@@ -77,6 +96,21 @@ fn shorten(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn topics_are_checked_and_deduplicated_in_order() {
+        let topics = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            checked_topics("g", &topics(&["b", "a", "b"])).unwrap(),
+            topics(&["b", "a"])
+        );
+        assert!(checked_topics("g", &[]).is_err());
+        let message = checked_topics("g", &topics(&["ok", "no/pe"]))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("'no/pe'"), "{message}");
+        assert!(checked_topics("a b", &topics(&["t"])).is_err());
+    }
 
     #[test]
     fn legal_names_pass() {

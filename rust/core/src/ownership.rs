@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::zookeeper::layout::GroupLayout;
-use crate::zookeeper::{chunks_by_size, Node, WriteOp, ZkStore};
+use crate::zookeeper::{chunks_by_size, Node, Refused, WriteOp, ZkStore};
 use crate::TopicPartition;
 use rustc_hash::FxHashSet;
 
@@ -409,7 +409,6 @@ impl Owners {
         let _one_at_a_time = self.acquiring.lock().await;
         self.settle_following(store, group, store.time_left()).await;
         let started = Instant::now();
-        let deadline = started + wait;
         let layout = GroupLayout {
             base_path: &store.config().base_path,
             group,
@@ -433,11 +432,7 @@ impl Owners {
             .chunk_by(|a, b| a.topic == b.topic)
             .map(|run| run[0].topic.to_string())
             .collect();
-        let me = self.identity.thread_id(group);
-        let id_path = layout.id_path(&self.identity.consumer_id(group));
-        let lock_path = layout.lock_path();
         let registration = self.identity.registration(&topics);
-
         if registered.is_none()
             && self
                 .claim_with_lock(store, &layout, &topics, &wanted, &registration)
@@ -445,150 +440,55 @@ impl Owners {
         {
             return Ok(());
         }
-        let owner_paths = wanted
-            .iter()
-            .map(|tp| layout.owner_path(&tp.topic, tp.partition));
+        let claim = Claim::new(&self.identity, layout, wanted, &topics, registration);
+        self.claim_carefully(store, claim, started, started + wait)
+            .await
+    }
 
-        let mut dirs = layout.ancestors();
-        dirs.push(layout.ids_dir());
-        dirs.push(layout.owners_dir());
-        dirs.extend(topics.iter().map(|t| layout.owners_topic_dir(t)));
-        // What is claimed: every partition's owner node, then the group's lock.
-        let claims: Vec<String> = owner_paths.chain(std::iter::once(lock_path)).collect();
-        let paths: Vec<String> = dirs
-            .iter()
-            .chain(std::iter::once(&id_path))
-            .chain(&claims)
-            .cloned()
-            .collect();
-        // The partition a claim stands for in messages (the lock: the first one).
-        let claimed = |i: usize| wanted.get(i).or(wanted.first()).cloned();
-
+    /// The careful way: reads every node of the claim, waits for or takes over from other
+    /// owners, and creates what is missing, until every node is this keeper's.
+    async fn claim_carefully(
+        &self,
+        store: &ZkStore,
+        claim: Claim<'_>,
+        started: Instant,
+        deadline: Instant,
+    ) -> Result<()> {
         // Races with other keepers for the nodes (refused creates) are bounded by the wait too,
         // but get at least one ZooKeeper request timeout to settle.
         let settle_by = deadline.max(started + store.config().request_timeout);
         let mut told = false;
         let mut given_up = BTreeSet::new();
         loop {
-            let nodes = store.read_nodes(&paths).await?;
-            let (dir_nodes, rest) = nodes.split_at(dirs.len());
+            let nodes = store.read_nodes(&claim.paths).await?;
+            let (dir_nodes, rest) = nodes.split_at(claim.dirs.len());
             let (id_node, claim_nodes) = rest.split_at(1);
-            let foreign: Vec<(usize, &Node)> = claim_nodes
-                .iter()
-                .enumerate()
-                .filter_map(|(i, node)| node.as_ref().map(|node| (i, node)))
-                .filter(|(_, node)| node.data != me.as_bytes())
-                .collect();
-            if let Some((first, node)) = foreign.first() {
+            let foreign = claim.foreign(claim_nodes);
+            if !foreign.is_empty() {
                 // Bounded too: a take-over refused again and again ends in the wait below.
-                if Instant::now() < settle_by
+                let taken_over = Instant::now() < settle_by
                     && self
-                        .take_over_from_gone(store, &layout, &claims, &foreign, &mut given_up)
-                        .await?
-                {
-                    continue;
+                        .take_over_from_gone(
+                            store,
+                            &claim.layout,
+                            &claim.claims,
+                            &foreign,
+                            &mut given_up,
+                        )
+                        .await?;
+                if !taken_over {
+                    wait_for_owner(store, &claim, &foreign, started, deadline, &mut told).await?;
                 }
-                let Some(partition) = claimed(*first) else {
-                    return Err(Error::Internal(format!(
-                        "group {group}: ownership asked for no partition"
-                    )));
-                };
-                let now = Instant::now();
-                if now >= deadline {
-                    let owner = describe_owner(store, &layout, node).await;
-                    return Err(Error::Owned {
-                        group: group.to_string(),
-                        partition,
-                        owner,
-                        others: foreign
-                            .iter()
-                            .filter(|(i, _)| *i < wanted.len())
-                            .count()
-                            .saturating_sub(1),
-                        waited: started.elapsed(),
-                    });
-                }
-                if !told {
-                    told = true;
-                    let owner = describe_owner(store, &layout, node).await;
-                    log::warn!(
-                        "group {group}: {partition} and {} more partition(s) are owned by another instance, {owner}; waiting up to {} ms for it to go",
-                        foreign.len() - 1,
-                        deadline.saturating_duration_since(now).as_millis()
-                    );
-                }
-                tokio::time::sleep(POLL.min(deadline.saturating_duration_since(now))).await;
                 continue;
             }
-
-            let mut ops: Vec<WriteOp> = dirs
-                .iter()
-                .zip(dir_nodes)
-                .filter(|(_, node)| node.is_none())
-                .map(|(path, _)| WriteOp::Create {
-                    path: path.clone(),
-                    data: Vec::new(),
-                })
-                .collect();
-            match &id_node[0] {
-                None => ops.push(WriteOp::CreateEphemeral {
-                    path: id_path.clone(),
-                    data: registration.clone(),
-                }),
-                Some(node) if node.data != registration => ops.push(WriteOp::SetData {
-                    path: id_path.clone(),
-                    data: registration.clone(),
-                    version: None,
-                }),
-                Some(_) => {}
-            }
-            ops.extend(
-                claims
-                    .iter()
-                    .zip(claim_nodes)
-                    .filter(|(_, node)| node.is_none())
-                    .map(|(path, _)| WriteOp::CreateEphemeral {
-                        path: path.clone(),
-                        data: me.clone().into_bytes(),
-                    }),
-            );
+            let ops = claim.missing(dir_nodes, &id_node[0], claim_nodes);
             if ops.is_empty() {
-                self.settle(group, wanted, store.session_id().await);
+                self.settle(claim.layout.group, claim.wanted, store.session_id().await);
                 return Ok(());
             }
-            match store.multi_chunked(&ops).await? {
-                Ok(()) => continue, // read again: every node must now be ours
-                Err(refused) => {
-                    let path = ops
-                        .get(refused.index)
-                        .map(WriteOp::path)
-                        .unwrap_or("/")
-                        .to_string();
-                    match refused.error {
-                        // Another keeper, or this one's previous session, got there first:
-                        // read again, unless that has gone on for the whole wait.
-                        zookeeper_client::Error::NodeExists | zookeeper_client::Error::NoNode
-                            if Instant::now() < settle_by =>
-                        {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                            continue;
-                        }
-                        zookeeper_client::Error::NodeExists | zookeeper_client::Error::NoNode => {
-                            return Err(Error::ZooKeeper {
-                                operation: CHURN,
-                                path,
-                                source: refused.error,
-                            })
-                        }
-                        error => {
-                            return Err(Error::ZooKeeper {
-                                operation: "register ownership",
-                                path,
-                                source: error,
-                            });
-                        }
-                    }
-                }
+            // Applied: read again, every node must now be ours.
+            if let Err(refused) = store.multi_chunked(&ops).await? {
+                after_refused_claim(&ops, refused, settle_by).await?;
             }
         }
     }
@@ -875,6 +775,194 @@ impl Owners {
                 task.abort();
             }
         }
+    }
+}
+
+/// What an acquisition claims in a group, read and created as one list of paths.
+struct Claim<'a> {
+    layout: GroupLayout<'a>,
+    /// The partitions, sorted, once each.
+    wanted: Vec<TopicPartition>,
+    /// This keeper's thread id in the group: the data of its owner nodes and lock.
+    me: String,
+    id_path: String,
+    registration: Vec<u8>,
+    /// The folders above the nodes.
+    dirs: Vec<String>,
+    /// Every partition's owner node, then the group's lock.
+    claims: Vec<String>,
+    /// The folders, the registration, then the claims.
+    paths: Vec<String>,
+}
+
+impl<'a> Claim<'a> {
+    fn new(
+        identity: &Identity,
+        layout: GroupLayout<'a>,
+        wanted: Vec<TopicPartition>,
+        topics: &BTreeSet<String>,
+        registration: Vec<u8>,
+    ) -> Claim<'a> {
+        let group = layout.group;
+        let mut dirs = layout.ancestors();
+        dirs.push(layout.ids_dir());
+        dirs.push(layout.owners_dir());
+        dirs.extend(topics.iter().map(|t| layout.owners_topic_dir(t)));
+        let claims: Vec<String> = wanted
+            .iter()
+            .map(|tp| layout.owner_path(&tp.topic, tp.partition))
+            .chain(std::iter::once(layout.lock_path()))
+            .collect();
+        let id_path = layout.id_path(&identity.consumer_id(group));
+        let paths: Vec<String> = dirs
+            .iter()
+            .chain(std::iter::once(&id_path))
+            .chain(&claims)
+            .cloned()
+            .collect();
+        Claim {
+            me: identity.thread_id(group),
+            layout,
+            wanted,
+            id_path,
+            registration,
+            dirs,
+            claims,
+            paths,
+        }
+    }
+
+    /// The claims held by someone else, with their nodes.
+    fn foreign<'n>(&self, claim_nodes: &'n [Option<Node>]) -> Vec<(usize, &'n Node)> {
+        claim_nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, node)| node.as_ref().map(|node| (i, node)))
+            .filter(|(_, node)| node.data != self.me.as_bytes())
+            .collect()
+    }
+
+    /// The partition a claim stands for in messages (the lock: the first one).
+    fn claimed(&self, i: usize) -> Option<TopicPartition> {
+        self.wanted.get(i).or(self.wanted.first()).cloned()
+    }
+
+    /// What is missing, with no other owner in the way: the folders, the registration (or
+    /// its data brought up to date), and the claims.
+    fn missing(
+        &self,
+        dir_nodes: &[Option<Node>],
+        id_node: &Option<Node>,
+        claim_nodes: &[Option<Node>],
+    ) -> Vec<WriteOp> {
+        let mut ops: Vec<WriteOp> = self
+            .dirs
+            .iter()
+            .zip(dir_nodes)
+            .filter(|(_, node)| node.is_none())
+            .map(|(path, _)| WriteOp::Create {
+                path: path.clone(),
+                data: Vec::new(),
+            })
+            .collect();
+        match id_node {
+            None => ops.push(WriteOp::CreateEphemeral {
+                path: self.id_path.clone(),
+                data: self.registration.clone(),
+            }),
+            Some(node) if node.data != self.registration => ops.push(WriteOp::SetData {
+                path: self.id_path.clone(),
+                data: self.registration.clone(),
+                version: None,
+            }),
+            Some(_) => {}
+        }
+        ops.extend(
+            self.claims
+                .iter()
+                .zip(claim_nodes)
+                .filter(|(_, node)| node.is_none())
+                .map(|(path, _)| WriteOp::CreateEphemeral {
+                    path: path.clone(),
+                    data: self.me.clone().into_bytes(),
+                }),
+        );
+        ops
+    }
+}
+
+/// Another instance owns some of the claim: fails with [`Error::Owned`] once the wait is
+/// over, else says so (once) and waits a moment before the nodes are read again.
+async fn wait_for_owner(
+    store: &ZkStore,
+    claim: &Claim<'_>,
+    foreign: &[(usize, &Node)],
+    started: Instant,
+    deadline: Instant,
+    told: &mut bool,
+) -> Result<()> {
+    let group = claim.layout.group;
+    let (first, node) = foreign[0];
+    let Some(partition) = claim.claimed(first) else {
+        return Err(Error::Internal(format!(
+            "group {group}: ownership asked for no partition"
+        )));
+    };
+    let now = Instant::now();
+    if now >= deadline {
+        let owner = describe_owner(store, &claim.layout, node).await;
+        return Err(Error::Owned {
+            group: group.to_string(),
+            partition,
+            owner,
+            others: foreign
+                .iter()
+                .filter(|(i, _)| *i < claim.wanted.len())
+                .count()
+                .saturating_sub(1),
+            waited: started.elapsed(),
+        });
+    }
+    if !*told {
+        *told = true;
+        let owner = describe_owner(store, &claim.layout, node).await;
+        log::warn!(
+            "group {group}: {partition} and {} more partition(s) are owned by another instance, {owner}; waiting up to {} ms for it to go",
+            foreign.len() - 1,
+            deadline.saturating_duration_since(now).as_millis()
+        );
+    }
+    tokio::time::sleep(POLL.min(deadline.saturating_duration_since(now))).await;
+    Ok(())
+}
+
+/// ZooKeeper refused the claim's multi. Another keeper, or this one's previous session, got
+/// there first: the nodes are read again (`Ok`), unless that has gone on for the whole wait.
+async fn after_refused_claim(ops: &[WriteOp], refused: Refused, settle_by: Instant) -> Result<()> {
+    let path = ops
+        .get(refused.index)
+        .map(WriteOp::path)
+        .unwrap_or("/")
+        .to_string();
+    match refused.error {
+        zookeeper_client::Error::NodeExists | zookeeper_client::Error::NoNode
+            if Instant::now() < settle_by =>
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok(())
+        }
+        zookeeper_client::Error::NodeExists | zookeeper_client::Error::NoNode => {
+            Err(Error::ZooKeeper {
+                operation: CHURN,
+                path,
+                source: refused.error,
+            })
+        }
+        error => Err(Error::ZooKeeper {
+            operation: "register ownership",
+            path,
+            source: error,
+        }),
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 
 use crate::kafka::KafkaSettings;
-use crate::keeper::decide;
+use crate::load::decide;
 use crate::validate::{
     validate, Action, OnAboveRange, OnBelowRange, OnMissing, PartitionRange, Policy, Stored,
 };

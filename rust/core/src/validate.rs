@@ -55,6 +55,14 @@ pub struct PartitionRange {
     pub latest: i64,
 }
 
+impl PartitionRange {
+    /// A range given by a caller rather than read from the brokers: `None` unless
+    /// `0 <= earliest <= latest`.
+    pub fn checked(earliest: i64, latest: i64) -> Option<PartitionRange> {
+        (0 <= earliest && earliest <= latest).then_some(PartitionRange { earliest, latest })
+    }
+}
+
 /// Where to start a partition that has no usable stored offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnMissing {
@@ -295,6 +303,43 @@ pub fn validate(
             }
         }
     }
+}
+
+/// Why one entry of a bulk validation ([`validate_entry`]) has no decision; each message names
+/// the entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// The caller's range is no partition's range: bad input.
+    #[error(
+        "range [{earliest}, {latest}] at index {index} is not a partition range; \
+         allowed: 0 <= earliest <= latest"
+    )]
+    NotARange {
+        index: usize,
+        earliest: i64,
+        latest: i64,
+    },
+    /// A `fail` policy refused the entry.
+    #[error("entry {index}: {refusal}")]
+    Refused { index: usize, refusal: Refusal },
+}
+
+/// Entry `index` of a bulk validation of caller-given values (the JVM's
+/// `OffsetKeeper.validate`): the range is checked ([`PartitionRange::checked`]), then
+/// [`validate`] decides.
+pub fn validate_entry(
+    index: usize,
+    stored: &Stored,
+    earliest: i64,
+    latest: i64,
+    policy: &Policy,
+) -> Result<Decision, EntryError> {
+    let range = PartitionRange::checked(earliest, latest).ok_or(EntryError::NotARange {
+        index,
+        earliest,
+        latest,
+    })?;
+    validate(stored, range, policy).map_err(|refusal| EntryError::Refused { index, refusal })
 }
 
 /// A topic whose ID changed: the stored offsets were written for the topic of `stored_id`, and
@@ -649,6 +694,44 @@ mod tests {
         assert!(
             message.contains("'latest'") && message.contains("earliest, fail"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn a_caller_range_is_checked_before_the_decision() {
+        assert_eq!(
+            PartitionRange::checked(0, 0),
+            Some(PartitionRange {
+                earliest: 0,
+                latest: 0
+            })
+        );
+        assert_eq!(PartitionRange::checked(-1, 5), None);
+        assert_eq!(PartitionRange::checked(5, 2), None);
+        let policy = Policy::default();
+        assert_eq!(
+            validate_entry(3, &Stored::Offset(1), 5, 2, &policy)
+                .unwrap_err()
+                .to_string(),
+            "range [5, 2] at index 3 is not a partition range; allowed: 0 <= earliest <= latest"
+        );
+        assert_eq!(
+            validate_entry(0, &Stored::Offset(1), 0, 2, &policy),
+            Ok(Decision {
+                offset: 1,
+                action: Action::Kept,
+                records_lost: 0
+            })
+        );
+        let fail = Policy {
+            on_missing: OnMissing::Fail,
+            ..Policy::default()
+        };
+        assert_eq!(
+            validate_entry(2, &Stored::Missing, 0, 2, &fail)
+                .unwrap_err()
+                .to_string(),
+            "entry 2: stored none with range [0, 2] and on_missing=fail"
         );
     }
 }

@@ -1,12 +1,14 @@
-//! Topic identity against real ZooKeeper and Kafka 3.9: the topic ID a commit records in the
-//! topic folder, a re-created topic caught even when its new log is longer than the stored
-//! offset, and offsets stored for partitions that no longer exist reported.
+//! Topic identity against real ZooKeeper and Kafka: the topic ID a commit records in the topic
+//! folder, a re-created topic caught even when its new log is longer than the stored offset, and
+//! offsets stored for partitions that no longer exist reported. Brokers before Kafka 2.8 have no
+//! topic IDs (`support::capabilities().topic_ids`): there nothing is recorded, a re-created topic
+//! is judged by its range alone, and stale partitions are reported all the same.
 
 mod support;
 
 use offsetkeeper::zookeeper::layout::parse_topic_identity;
 use offsetkeeper::{Action, Error, OnRecreated, Stored, TopicPartition};
-use support::{batch, cluster, keeper, keeper_with, offset_path, unique, Kafka, Zk};
+use support::{batch, capabilities, cluster, keeper, keeper_with, offset_path, unique, Kafka, Zk};
 
 fn topic_dir(group: &str, topic: &str) -> String {
     format!("/consumers/{group}/offsets/{topic}")
@@ -15,6 +17,16 @@ fn topic_dir(group: &str, topic: &str) -> String {
 /// The topic ID the topic folder records.
 fn stored_id(zk: &Zk, group: &str, topic: &str) -> Option<String> {
     parse_topic_identity(&zk.get(&topic_dir(group, topic)).expect("topic folder"))
+}
+
+/// Checks that a topic ID was recorded exactly when the brokers have topic IDs.
+fn recorded_as_the_brokers_allow(id: &Option<String>) {
+    assert_eq!(
+        id.is_some(),
+        capabilities().topic_ids,
+        "Kafka {}: a commit records the topic ID when the brokers have one (2.8+), got {id:?}",
+        capabilities().kafka
+    );
 }
 
 /// (partition, stored, chosen, action, records lost) of a load.
@@ -50,7 +62,8 @@ fn a_recreated_topic_filled_past_the_stored_offset_is_caught_by_its_id() {
     first.load(&group, &topics).unwrap();
     first.commit(&group, &batch(&topic, 2, 8)).unwrap();
     drop(first);
-    let old_id = stored_id(&zk, &group, &topic).expect("the commit recorded the topic ID");
+    let old_id = stored_id(&zk, &group, &topic);
+    recorded_as_the_brokers_allow(&old_id);
     assert_eq!(zk.get(&offset_path(&group, &topic, 0)).unwrap(), b"8");
     assert_eq!(zk.get(&offset_path(&group, &topic, 1)).unwrap(), b"8");
 
@@ -59,6 +72,35 @@ fn a_recreated_topic_filled_past_the_stored_offset_is_caught_by_its_id() {
     kafka.create_topic(&topic, 2);
     kafka.produce(&topic, 0, 20);
     kafka.produce(&topic, 1, 20);
+
+    let Some(old_id) = old_id else {
+        // No topic IDs: judged by its range alone, 8 within [0, 20] is kept under every
+        // on_recreated, and commits record nothing.
+        for on_recreated in [
+            OnRecreated::Fail,
+            OnRecreated::Latest,
+            OnRecreated::Earliest,
+        ] {
+            let keeper = keeper_with(&cluster, &[], |c| c.policy.on_recreated = on_recreated);
+            let loaded = keeper.load(&group, &topics).unwrap();
+            assert_eq!(
+                rows(&loaded),
+                vec![
+                    (0, Stored::Offset(8), 8, Action::Kept, 0),
+                    (1, Stored::Offset(8), 8, Action::Kept, 0),
+                ],
+                "{on_recreated:?}"
+            );
+            assert!(loaded.partitions.iter().all(|r| r.recreated.is_none()));
+            assert!(loaded.stale.is_empty());
+        }
+        let keeper = keeper(&cluster);
+        keeper.load(&group, &topics).unwrap();
+        keeper.commit(&group, &batch(&topic, 2, 5)).unwrap();
+        drop(keeper);
+        assert_eq!(stored_id(&zk, &group, &topic), None);
+        return;
+    };
 
     // fail: an error naming the topic and both IDs; nothing written.
     let fail = keeper_with(&cluster, &[], |c| c.policy.on_recreated = OnRecreated::Fail);
@@ -138,20 +180,27 @@ fn a_topic_recreated_with_fewer_partitions_reports_the_stale_ones_and_records_it
     first.load(&group, &topics).unwrap();
     first.commit(&group, &batch(&topic, 4, 3)).unwrap();
     drop(first);
-    let old_id = stored_id(&zk, &group, &topic).expect("recorded");
+    let old_id = stored_id(&zk, &group, &topic);
+    recorded_as_the_brokers_allow(&old_id);
 
     kafka.delete_topic(&topic);
     kafka.create_topic(&topic, 2);
     kafka.produce(&topic, 0, 9);
     kafka.produce(&topic, 1, 9);
 
+    // Re-created: earliest by its new ID; without topic IDs 3 is within [0, 9] and kept.
+    let (chosen, action) = if capabilities().topic_ids {
+        (0, Action::Recreated)
+    } else {
+        (3, Action::Kept)
+    };
     let keeper = keeper(&cluster);
     let loaded = keeper.load(&group, &topics).unwrap();
     assert_eq!(
         rows(&loaded),
         vec![
-            (0, Stored::Offset(3), 0, Action::Recreated, 0),
-            (1, Stored::Offset(3), 0, Action::Recreated, 0),
+            (0, Stored::Offset(3), chosen, action, 0),
+            (1, Stored::Offset(3), chosen, action, 0),
         ]
     );
     let stale: Vec<(TopicPartition, Stored)> = loaded
@@ -179,14 +228,17 @@ fn a_topic_recreated_with_fewer_partitions_reports_the_stale_ones_and_records_it
     keeper
         .commit(&group, &[(TopicPartition::new(&*topic, 0), 4)])
         .unwrap();
-    assert_eq!(stored_id(&zk, &group, &topic).as_deref(), Some(&*old_id));
+    assert_eq!(stored_id(&zk, &group, &topic), old_id);
     // Once partition 1 is written too, the new ID is recorded.
     keeper
         .commit(&group, &[(TopicPartition::new(&*topic, 1), 2)])
         .unwrap();
     drop(keeper);
-    let new_id = stored_id(&zk, &group, &topic).expect("recorded");
-    assert_ne!(new_id, old_id);
+    let new_id = stored_id(&zk, &group, &topic);
+    recorded_as_the_brokers_allow(&new_id);
+    if new_id.is_some() {
+        assert_ne!(new_id, old_id);
+    }
     // The stale offsets stay, as bare decimals, until deleted.
     assert_eq!(zk.get(&offset_path(&group, &topic, 3)).unwrap(), b"3");
 }
@@ -210,12 +262,13 @@ fn offsets_stored_without_an_id_keep_todays_decisions_and_get_the_id_at_the_next
         vec![(0, Stored::Offset(7), 7, Action::Kept, 0)]
     );
     assert!(loaded.partitions[0].recreated.is_none());
-    // An unchanged offset writes nothing but the ID.
+    // An unchanged offset writes nothing but the ID (nothing at all without topic IDs).
     let summary = keeper
         .commit(&group, &[(TopicPartition::new(&*topic, 0), 7)])
         .unwrap();
-    assert_eq!((summary.written, summary.requests), (0, 1));
-    assert!(stored_id(&zk, &group, &topic).is_some());
+    let requests = usize::from(capabilities().topic_ids);
+    assert_eq!((summary.written, summary.requests), (0, requests));
+    recorded_as_the_brokers_allow(&stored_id(&zk, &group, &topic));
     // Once recorded, commits send nothing for it.
     let summary = keeper
         .commit(&group, &[(TopicPartition::new(&*topic, 0), 7)])
@@ -236,10 +289,18 @@ fn another_writer_changing_the_recorded_id_fences_the_commit() {
     let keeper = keeper(&cluster);
     keeper.load(&group, &topics).unwrap();
     // Another writer records something in the folder after the load.
-    zk.put(
-        &topic_dir(&group, &topic),
-        b"offsetkeeper-topic-identity 1\ntopic_id=other\n",
-    );
+    let other = b"offsetkeeper-topic-identity 1\ntopic_id=other\n";
+    zk.put(&topic_dir(&group, &topic), other);
+    if !capabilities().topic_ids {
+        // No topic IDs: commits neither record nor check one, so the folder is no part of
+        // them; the offset is written and the folder left as the other writer put it.
+        keeper
+            .commit(&group, &[(TopicPartition::new(&*topic, 0), 8)])
+            .unwrap();
+        assert_eq!(zk.get(&offset_path(&group, &topic, 0)).unwrap(), b"8");
+        assert_eq!(zk.get(&topic_dir(&group, &topic)).unwrap(), other);
+        return;
+    }
     let err = keeper
         .commit(&group, &[(TopicPartition::new(&*topic, 0), 8)])
         .unwrap_err();
@@ -254,7 +315,8 @@ fn another_writer_changing_the_recorded_id_fences_the_commit() {
 /// A keeper that loaded the topics before asks their ranges and stored offsets at once with the
 /// metadata; what it read is kept only when the metadata finds the same partitions. Here the
 /// same keeper loads again after the topic was re-created (same partitions, new ID and leaders'
-/// logs), then after it grew, then after it was re-created with fewer partitions.
+/// logs), then after it grew, then after it was re-created with fewer partitions. Without topic
+/// IDs (before Kafka 2.8) the re-created topic is judged by its ranges alone.
 #[test]
 fn a_keeper_loading_again_sees_a_topic_re_created_or_grown_since_its_last_load() {
     let cluster = cluster();
@@ -267,7 +329,8 @@ fn a_keeper_loading_again_sees_a_topic_re_created_or_grown_since_its_last_load()
     let keeper = keeper(&cluster);
     keeper.load(&group, &topics).unwrap();
     keeper.commit(&group, &batch(&topic, 2, 8)).unwrap();
-    let first_id = stored_id(&Zk::new(&cluster), &group, &topic).expect("recorded");
+    let first_id = stored_id(&Zk::new(&cluster), &group, &topic);
+    recorded_as_the_brokers_allow(&first_id);
 
     // Same partitions, new topic: the new ID comes from the metadata asked beside the read.
     kafka.delete_topic(&topic);
@@ -275,21 +338,36 @@ fn a_keeper_loading_again_sees_a_topic_re_created_or_grown_since_its_last_load()
     kafka.produce(&topic, 0, 20);
     kafka.produce(&topic, 1, 20);
     let loaded = keeper.load(&group, &topics).unwrap();
-    assert_eq!(
-        rows(&loaded),
-        vec![
-            (0, Stored::Offset(8), 0, Action::Recreated, 0),
-            (1, Stored::Offset(8), 0, Action::Recreated, 0),
-        ]
-    );
-    let recreated = loaded.partitions[0].recreated.clone().expect("re-created");
-    assert_eq!(recreated.stored_id, first_id);
-    // The commit records the new ID: the load recorded what it read with the new metadata.
-    keeper.commit(&group, &batch(&topic, 2, 5)).unwrap();
-    let second_id = stored_id(&Zk::new(&cluster), &group, &topic).expect("recorded");
-    assert_eq!(second_id, recreated.current_id);
+    if let Some(first_id) = first_id {
+        assert_eq!(
+            rows(&loaded),
+            vec![
+                (0, Stored::Offset(8), 0, Action::Recreated, 0),
+                (1, Stored::Offset(8), 0, Action::Recreated, 0),
+            ]
+        );
+        let recreated = loaded.partitions[0].recreated.clone().expect("re-created");
+        assert_eq!(recreated.stored_id, first_id);
+        // The commit records the new ID: the load recorded what it read with the new metadata.
+        keeper.commit(&group, &batch(&topic, 2, 5)).unwrap();
+        let second_id = stored_id(&Zk::new(&cluster), &group, &topic).expect("recorded");
+        assert_eq!(second_id, recreated.current_id);
+    } else {
+        // No topic IDs: 8 is within [0, 20] and kept; the commit records nothing.
+        assert_eq!(
+            rows(&loaded),
+            vec![
+                (0, Stored::Offset(8), 8, Action::Kept, 0),
+                (1, Stored::Offset(8), 8, Action::Kept, 0),
+            ]
+        );
+        assert!(loaded.partitions.iter().all(|r| r.recreated.is_none()));
+        keeper.commit(&group, &batch(&topic, 2, 5)).unwrap();
+        assert_eq!(stored_id(&Zk::new(&cluster), &group, &topic), None);
+    }
 
-    // Grown: the new partitions are loaded too, with their ranges.
+    // Grown: the new partitions are loaded too, with their ranges. (CreatePartitions, or the
+    // assignment written to ZooKeeper before Kafka 1.0.)
     kafka.add_partitions(&topic, 3);
     kafka.produce(&topic, 2, 4);
     let loaded = keeper.load(&group, &topics).unwrap();
@@ -303,15 +381,18 @@ fn a_keeper_loading_again_sees_a_topic_re_created_or_grown_since_its_last_load()
     );
     assert_eq!(loaded.partitions[2].range.latest, 4);
 
-    // Re-created with fewer partitions: the one gone is reported stale, not loaded.
+    // Re-created with fewer partitions: the one gone is reported stale, not loaded. Without
+    // topic IDs, 5 is above [0, 3]: reset to the earliest all the same.
     kafka.delete_topic(&topic);
     kafka.create_topic(&topic, 1);
     kafka.produce(&topic, 0, 3);
     let loaded = keeper.load(&group, &topics).unwrap();
-    assert_eq!(
-        rows(&loaded),
-        vec![(0, Stored::Offset(5), 0, Action::Recreated, 0)]
-    );
+    let action = if capabilities().topic_ids {
+        Action::Recreated
+    } else {
+        Action::ResetAboveRange
+    };
+    assert_eq!(rows(&loaded), vec![(0, Stored::Offset(5), 0, action, 0)]);
     assert_eq!(loaded.partitions[0].range.latest, 3);
     let stale: Vec<i32> = loaded.stale.iter().map(|s| s.partition.partition).collect();
     assert_eq!(stale, vec![1]);

@@ -89,10 +89,9 @@ fn retention_purge_moves_to_earliest_and_counts_the_lost_records() {
     let cluster = cluster();
     let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
     let (group, topic) = (unique("g"), unique("purged"));
-    kafka.create_topic(&topic, 1);
-    kafka.produce(&topic, 0, 20);
+    // deleteRecords, or time retention on brokers without it (Kafka 0.10).
+    kafka.create_purged_topic(&topic, &[20], &[(0, 12)]);
     zk.put(&offset_path(&group, &topic, 0), b"5");
-    kafka.delete_records(&topic, 0, 12);
 
     let loaded = keeper(&cluster).load(&group, &topics(&[&topic])).unwrap();
     assert_eq!(
@@ -139,6 +138,7 @@ fn added_partitions_are_initialized_and_old_ones_kept() {
     kafka.produce(&topic, 1, 6);
     zk.put(&offset_path(&group, &topic, 0), b"6");
     zk.put(&offset_path(&group, &topic, 1), b"3");
+    // CreatePartitions, or the assignment written to ZooKeeper before Kafka 1.0.
     kafka.add_partitions(&topic, 4);
     kafka.produce(&topic, 3, 2);
 

@@ -52,10 +52,11 @@ fn srvr_tells_the_clusters_version_and_the_session_uses_it() {
 }
 
 /// The Kafka versions the cluster's broker is asked in: the newest both sides know. The test
-/// cluster runs Kafka 3.9.1; the compat cells name theirs in OFFSETKEEPER_KAFKA_VERSION.
+/// cluster runs Kafka 3.9.1; the compat cells name theirs in OFFSETKEEPER_KAFKA_VERSION
+/// (`support::capabilities`).
 #[test]
 fn the_broker_is_asked_in_the_newest_versions_both_know() {
-    let kafka = std::env::var("OFFSETKEEPER_KAFKA_VERSION").unwrap_or_else(|_| "3.9.1".into());
+    let kafka = support::capabilities().kafka.clone();
     // (ApiVersions, Metadata, ListOffsets) as each release answers them; Metadata v10+ carries
     // topic ids (2.8+), v9+ and ListOffsets v6+ are flexible.
     let expected = match kafka.as_str() {

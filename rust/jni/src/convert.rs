@@ -99,7 +99,7 @@ pub fn topic_index<'a>(topics: impl Iterator<Item = &'a str>) -> (Vec<String>, V
 pub fn new_optional_strings<'local>(
     env: &mut Env<'local>,
     values: &[Option<String>],
-) -> Result<JObject<'local>> {
+) -> Result<JObjectArray<'local, JString<'local>>> {
     let array = JObjectArray::<JString>::new(env, values.len(), JString::null())?;
     for (index, value) in values.iter().enumerate() {
         if let Some(value) = value {
@@ -108,35 +108,35 @@ pub fn new_optional_strings<'local>(
             env.delete_local_ref(text);
         }
     }
-    Ok(array.into())
+    Ok(array)
 }
 
-pub fn new_strings<'local>(env: &mut Env<'local>, values: &[String]) -> Result<JObject<'local>> {
+pub fn new_strings<'local>(
+    env: &mut Env<'local>,
+    values: &[String],
+) -> Result<JObjectArray<'local, JString<'local>>> {
     let array = JObjectArray::<JString>::new(env, values.len(), JString::null())?;
     for (index, value) in values.iter().enumerate() {
         let text = env.new_string(value)?;
         array.set_element(env, index, &text)?;
         env.delete_local_ref(text);
     }
-    Ok(array.into())
+    Ok(array)
 }
 
 macro_rules! primitive_writer {
-    ($fn_name:ident, $new:ident, $elem:ty) => {
-        pub fn $fn_name<'local>(
-            env: &mut Env<'local>,
-            values: &[$elem],
-        ) -> Result<JObject<'local>> {
+    ($fn_name:ident, $new:ident, $array:ident, $elem:ty) => {
+        pub fn $fn_name<'local>(env: &mut Env<'local>, values: &[$elem]) -> Result<$array<'local>> {
             let array = env.$new(values.len())?;
             array.set_region(env, 0, values)?;
-            Ok(array.into())
+            Ok(array)
         }
     };
 }
 
-primitive_writer!(new_ints, new_int_array, i32);
-primitive_writer!(new_longs, new_long_array, i64);
-primitive_writer!(new_bytes, new_byte_array, i8);
+primitive_writer!(new_ints, new_int_array, JIntArray, i32);
+primitive_writer!(new_longs, new_long_array, JLongArray, i64);
+primitive_writer!(new_bytes, new_byte_array, JByteArray, i8);
 
 /// An `Object[]` holding the given arrays, in order.
 pub fn new_object_array<'local>(

@@ -23,6 +23,17 @@ pub enum BridgeError {
     Jni(#[from] jni::errors::Error),
 }
 
+/// A bulk validation entry's error: bad input, or a `fail` policy (the engine's error).
+impl From<offsetkeeper::validate::EntryError> for BridgeError {
+    fn from(err: offsetkeeper::validate::EntryError) -> Self {
+        use offsetkeeper::validate::EntryError as E;
+        match err {
+            E::NotARange { .. } => BridgeError::InvalidArgument(err.to_string()),
+            E::Refused { .. } => offsetkeeper::Error::PolicyViolation(err.to_string()).into(),
+        }
+    }
+}
+
 const ILLEGAL_ARGUMENT: &str = "java/lang/IllegalArgumentException";
 const ILLEGAL_STATE: &str = "java/lang/IllegalStateException";
 const OFFSETKEEPER: &str = "io/offsetkeeper/OffsetKeeperException";

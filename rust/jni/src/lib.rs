@@ -7,12 +7,15 @@
 mod convert;
 mod errors;
 mod logging;
+mod results;
 
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::jlong;
 use jni::{Env, EnvUnowned};
+use offsetkeeper::kafka::params::masked_pairs;
+use offsetkeeper::validate::validate_entry;
 use offsetkeeper::{
     Action, CommitBatch, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing,
     PartitionRange, Policy, Stored, TopicPartition,
@@ -23,7 +26,9 @@ use convert::{
     new_strings, optional_string, same_lengths, string, strings, topic_index,
 };
 use errors::{BridgeError, ThrowJavaException};
-use offsetkeeper::kafka::params::is_secret_key;
+use results::{
+    CheckedConfig, CommitCounts, InspectResult, LoadResult, NativePartitions, Partitions,
+};
 
 type Result<T> = std::result::Result<T, BridgeError>;
 
@@ -41,28 +46,44 @@ fn keeper<'a>(handle: jlong) -> Result<&'a OffsetKeeper> {
     Ok(unsafe { &*(handle as *const OffsetKeeper) })
 }
 
+/// Key/value pairs as Java passed them: two arrays of equal length.
+struct Pairs {
+    keys: Vec<String>,
+    values: Vec<String>,
+}
+
+impl Pairs {
+    fn read<'local>(
+        env: &mut Env<'local>,
+        keys: &JObjectArray<'local, JString<'local>>,
+        values: &JObjectArray<'local, JString<'local>>,
+        names: [&str; 2],
+    ) -> Result<Pairs> {
+        let keys = strings(env, keys, names[0])?;
+        let values = strings(env, values, names[1])?;
+        same_lengths(&names, &[keys.len(), values.len()])?;
+        Ok(Pairs { keys, values })
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.keys.iter().zip(&self.values)
+    }
+}
+
 /// The keeper's settings (`zookeeper.*`, `offsetkeeper.*`, Kafka keys) and the job's
-/// `kafkaParams`, as [`KeeperConfig::from_settings_and_kafka_params`] reads them.
+/// `kafkaParams`, as [`KeeperConfig::from_settings_and_kafka_params`] reads them, with the
+/// pairs as given.
 fn config<'local>(
     env: &mut Env<'local>,
     keys: &JObjectArray<'local, JString<'local>>,
     values: &JObjectArray<'local, JString<'local>>,
     kafka_keys: &JObjectArray<'local, JString<'local>>,
     kafka_values: &JObjectArray<'local, JString<'local>>,
-) -> Result<KeeperConfig> {
-    let keys = strings(env, keys, "keys")?;
-    let values = strings(env, values, "values")?;
-    same_lengths(&["keys", "values"], &[keys.len(), values.len()])?;
-    let kafka_keys = strings(env, kafka_keys, "kafkaKeys")?;
-    let kafka_values = strings(env, kafka_values, "kafkaValues")?;
-    same_lengths(
-        &["kafkaKeys", "kafkaValues"],
-        &[kafka_keys.len(), kafka_values.len()],
-    )?;
-    Ok(KeeperConfig::from_settings_and_kafka_params(
-        keys.iter().zip(&values),
-        kafka_keys.iter().zip(&kafka_values),
-    )?)
+) -> Result<(KeeperConfig, Pairs, Pairs)> {
+    let settings = Pairs::read(env, keys, values, ["keys", "values"])?;
+    let kafka = Pairs::read(env, kafka_keys, kafka_values, ["kafkaKeys", "kafkaValues"])?;
+    let config = KeeperConfig::from_settings_and_kafka_params(settings.iter(), kafka.iter())?;
+    Ok((config, settings, kafka))
 }
 
 #[unsafe(no_mangle)]
@@ -77,16 +98,15 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
     unowned
         .with_env(|env| -> Result<jlong> {
             init(env);
-            let config = config(env, &keys, &values, &kafka_keys, &kafka_values)?;
+            let (config, _, _) = config(env, &keys, &values, &kafka_keys, &kafka_values)?;
             let engine = OffsetKeeper::open(config)?;
             Ok(Box::into_raw(Box::new(engine)) as jlong)
         })
         .resolve::<ThrowJavaException>()
 }
 
-/// Checks a configuration as `open` reads it, without opening anything. Returns the engine's
-/// description of it, and the values of `values` and of `kafkaValues` as they may be shown:
-/// `****` for secret keys (the keeper's `toString`).
+/// Checks a configuration as `open` reads it, without opening anything: the engine's
+/// description of it, and both sets of pairs as they may be shown (`NativeCheckedConfig`).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_offsetkeeper_NativeBridge_checkConfig<'local>(
     mut unowned: EnvUnowned<'local>,
@@ -95,29 +115,18 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_checkConfig<'local>(
     values: JObjectArray<'local, JString<'local>>,
     kafka_keys: JObjectArray<'local, JString<'local>>,
     kafka_values: JObjectArray<'local, JString<'local>>,
-) -> JObjectArray<'local> {
+) -> JObject<'local> {
     unowned
-        .with_env(|env| -> Result<JObjectArray<'local>> {
+        .with_env(|env| -> Result<JObject<'local>> {
             init(env);
-            let config = config(env, &keys, &values, &kafka_keys, &kafka_values)?;
-            let description = env.new_string(format!("{config:?}"))?;
-            let mut columns = vec![JObject::from(description)];
-            for (keys, values) in [(&keys, &values), (&kafka_keys, &kafka_values)] {
-                let keys = strings(env, keys, "keys")?;
-                let shown: Vec<String> = keys
-                    .iter()
-                    .zip(strings(env, values, "values")?)
-                    .map(|(key, value)| {
-                        if is_secret_key(key) {
-                            "****".to_string()
-                        } else {
-                            value
-                        }
-                    })
-                    .collect();
-                columns.push(new_strings(env, &shown)?);
+            let (config, settings, kafka) =
+                config(env, &keys, &values, &kafka_keys, &kafka_values)?;
+            CheckedConfig {
+                description: env.new_string(format!("{config:?}"))?,
+                shown_settings: env.new_string(masked_pairs(settings.iter()))?,
+                shown_kafka_params: env.new_string(masked_pairs(kafka.iter()))?,
             }
-            new_object_array(env, columns)
+            .build(env)
         })
         .resolve::<ThrowJavaException>()
 }
@@ -146,55 +155,48 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
     handle: jlong,
     group: JString<'local>,
     topics: JObjectArray<'local, JString<'local>>,
-) -> JObjectArray<'local> {
+) -> JObject<'local> {
     unowned
-        .with_env(|env| -> Result<JObjectArray<'local>> {
-            let engine = keeper(handle)?;
-            let group = string(env, &group, "group")?;
-            let topics = strings(env, &topics, "topics")?;
+        .with_env(|env| -> Result<JObject<'local>> {
+            let (engine, group, topics) = call_args(env, handle, &group, &topics)?;
             let loaded = engine.load(&group, &topics)?;
-            let mut columns = inspected_columns(env, &loaded.partitions, |r| {
-                (&r.partition, &r.stored, r.range)
-            })?;
-            let decisions = loaded.partitions.iter().map(|r| r.decision);
-            let chosen: Vec<i64> = decisions.clone().map(|d| d.offset).collect();
-            let actions: Vec<i8> = decisions.clone().map(|d| d.action as i8).collect();
-            let lost: Vec<i64> = decisions.map(|d| d.records_lost).collect();
-            columns.push(new_longs(env, &chosen)?);
-            columns.push(new_bytes(env, &actions)?);
-            columns.push(new_longs(env, &lost)?);
-            // A re-created topic's IDs per row (null elsewhere), then the offsets stored for
-            // partitions that no longer exist: topics, partitions, kinds, offsets, texts.
-            let (from, to): (Vec<Option<String>>, Vec<Option<String>>) = loaded
-                .partitions
+            let rows = &loaded.partitions;
+            let partitions = partitions(env, rows, |r| (&r.partition, &r.stored, r.range))?;
+            let chosen: Vec<i64> = rows.iter().map(|r| r.decision.offset).collect();
+            let actions: Vec<i8> = rows.iter().map(|r| r.decision.action as i8).collect();
+            let lost: Vec<i64> = rows.iter().map(|r| r.decision.records_lost).collect();
+            // A re-created topic's IDs per row, null elsewhere.
+            let (from, to): (Vec<Option<String>>, Vec<Option<String>>) = rows
                 .iter()
                 .map(|r| match &r.recreated {
                     Some(ids) => (Some(ids.stored_id.clone()), Some(ids.current_id.clone())),
                     None => (None, None),
                 })
                 .unzip();
-            columns.push(new_optional_strings(env, &from)?);
-            columns.push(new_optional_strings(env, &to)?);
-            let stale_topics: Vec<String> = loaded
-                .stale
+            let stale = &loaded.stale;
+            let stale_topics: Vec<String> = stale
                 .iter()
                 .map(|s| s.partition.topic.to_string())
                 .collect();
-            let stale_partitions: Vec<i32> =
-                loaded.stale.iter().map(|s| s.partition.partition).collect();
+            let stale_partitions: Vec<i32> = stale.iter().map(|s| s.partition.partition).collect();
             let (stale_kinds, stale_offsets): (Vec<i8>, Vec<i64>) =
-                loaded.stale.iter().map(|s| stored_code(&s.stored)).unzip();
-            let stale_texts: Vec<Option<String>> = loaded
-                .stale
-                .iter()
-                .map(|s| Some(s.stored.to_string()))
-                .collect();
-            columns.push(new_strings(env, &stale_topics)?);
-            columns.push(new_ints(env, &stale_partitions)?);
-            columns.push(new_bytes(env, &stale_kinds)?);
-            columns.push(new_longs(env, &stale_offsets)?);
-            columns.push(new_optional_strings(env, &stale_texts)?);
-            new_object_array(env, columns)
+                stale.iter().map(|s| stored_code(&s.stored)).unzip();
+            let stale_texts: Vec<Option<String>> =
+                stale.iter().map(|s| Some(s.stored.to_string())).collect();
+            LoadResult {
+                partitions,
+                chosen: new_longs(env, &chosen)?,
+                actions: new_bytes(env, &actions)?,
+                records_lost: new_longs(env, &lost)?,
+                recreated_from_ids: new_optional_strings(env, &from)?,
+                recreated_to_ids: new_optional_strings(env, &to)?,
+                stale_topics: new_strings(env, &stale_topics)?,
+                stale_partitions: new_ints(env, &stale_partitions)?,
+                stale_kinds: new_bytes(env, &stale_kinds)?,
+                stale_offsets: new_longs(env, &stale_offsets)?,
+                stale_texts: new_optional_strings(env, &stale_texts)?,
+            }
+            .build(env)
         })
         .resolve::<ThrowJavaException>()
 }
@@ -206,23 +208,33 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_inspect<'local>(
     handle: jlong,
     group: JString<'local>,
     topics: JObjectArray<'local, JString<'local>>,
-) -> JObjectArray<'local> {
+) -> JObject<'local> {
     unowned
-        .with_env(|env| -> Result<JObjectArray<'local>> {
-            let engine = keeper(handle)?;
-            let group = string(env, &group, "group")?;
-            let topics = strings(env, &topics, "topics")?;
-            let inspected = engine.inspect(&group, &topics)?;
-            let mut columns =
-                inspected_columns(env, &inspected, |r| (&r.partition, &r.stored, r.range))?;
-            let lags: Vec<i64> = inspected
-                .iter()
-                .map(|r| r.lag().unwrap_or(NO_LAG))
-                .collect();
-            columns.push(new_longs(env, &lags)?);
-            new_object_array(env, columns)
+        .with_env(|env| -> Result<JObject<'local>> {
+            let (engine, group, topics) = call_args(env, handle, &group, &topics)?;
+            let rows = engine.inspect(&group, &topics)?;
+            let partitions = partitions(env, &rows, |r| (&r.partition, &r.stored, r.range))?;
+            let lag: Vec<i64> = rows.iter().map(|r| r.lag().unwrap_or(NO_LAG)).collect();
+            InspectResult {
+                partitions,
+                lag: new_longs(env, &lag)?,
+            }
+            .build(env)
         })
         .resolve::<ThrowJavaException>()
+}
+
+/// The engine, group and topics of a load or an inspect.
+fn call_args<'a>(
+    env: &mut Env<'_>,
+    handle: jlong,
+    group: &JString<'_>,
+    topics: &JObjectArray<'_, JString<'_>>,
+) -> Result<(&'a OffsetKeeper, String, Vec<String>)> {
+    let engine = keeper(handle)?;
+    let group = string(env, group, "group")?;
+    let topics = strings(env, topics, "topics")?;
+    Ok((engine, group, topics))
 }
 
 #[unsafe(no_mangle)]
@@ -235,9 +247,9 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
     topic_index: JIntArray<'local>,
     partitions: JIntArray<'local>,
     offsets: JLongArray<'local>,
-) -> JLongArray<'local> {
+) -> JObject<'local> {
     unowned
-        .with_env(|env| -> Result<JLongArray<'local>> {
+        .with_env(|env| -> Result<JObject<'local>> {
             let engine = keeper(handle)?;
             let group = string(env, &group, "group")?;
             let names: Vec<Arc<str>> = strings(env, &topic_names, "topicNames")?
@@ -253,21 +265,17 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
             )?;
             let batch = CommitBatch::new(names, index, partitions, offsets)?;
             let summary = engine.commit_batch(&group, &batch)?;
-            let counts = [
-                summary.written,
-                summary.unchanged,
-                summary.requests,
-                summary.skipped,
-                usize::from(summary.deferred),
-                summary.pending,
-            ]
-            .map(|n| n as i64)
-            .into_iter()
-            .chain([i64::try_from(summary.behind.as_millis()).unwrap_or(i64::MAX)])
-            .collect::<Vec<i64>>();
-            let array = env.new_long_array(counts.len())?;
-            array.set_region(env, 0, &counts)?;
-            Ok(array)
+            let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+            CommitCounts {
+                written: count(summary.written),
+                unchanged: count(summary.unchanged),
+                requests: count(summary.requests),
+                skipped: count(summary.skipped),
+                deferred: summary.deferred,
+                pending: count(summary.pending),
+                behind_ms: i64::try_from(summary.behind.as_millis()).unwrap_or(i64::MAX),
+            }
+            .build(env)
         })
         .resolve::<ThrowJavaException>()
 }
@@ -296,46 +304,58 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_validate<'local>(
                 &["storedKinds", "storedOffsets", "earliest", "latest"],
                 &[kinds.len(), offsets.len(), earliest.len(), latest.len()],
             )?;
-            let policy = policy(env, Policy::default(), &on_missing, &on_below_range, &on_above_range)?;
+            let policy = policy(
+                env,
+                Policy::default(),
+                &on_missing,
+                &on_below_range,
+                &on_above_range,
+            )?;
             let mut chosen = Vec::with_capacity(kinds.len());
             let mut actions = Vec::with_capacity(kinds.len());
             let mut lost = Vec::with_capacity(kinds.len());
             for index in 0..kinds.len() {
                 let stored = stored_from_code(kinds[index], offsets[index], index)?;
-                let range = PartitionRange {
-                    earliest: earliest[index],
-                    latest: latest[index],
-                };
-                if range.earliest < 0 || range.earliest > range.latest {
-                    return Err(BridgeError::InvalidArgument(format!(
-                        "range [{}, {}] at index {index} is not a partition range; allowed: 0 <= earliest <= latest",
-                        range.earliest, range.latest
-                    )));
-                }
-                let decision = offsetkeeper::validate(&stored, range, &policy).map_err(|refusal| {
-                    offsetkeeper::Error::PolicyViolation(format!("entry {index}: {refusal}"))
-                })?;
+                let decision =
+                    validate_entry(index, &stored, earliest[index], latest[index], &policy)?;
                 chosen.push(decision.offset);
                 actions.push(decision.action as i8);
                 lost.push(decision.records_lost);
             }
             let columns = vec![
-                new_longs(env, &chosen)?,
-                new_bytes(env, &actions)?,
-                new_longs(env, &lost)?,
+                new_longs(env, &chosen)?.into(),
+                new_bytes(env, &actions)?.into(),
+                new_longs(env, &lost)?.into(),
             ];
             new_object_array(env, columns)
         })
         .resolve::<ThrowJavaException>()
 }
 
-/// Only in the test library (feature `test-panic`): the shipped one must not offer a panic.
+/// Only in the test library (feature `test-panic`), for `io.offsetkeeper.PanicTest`: a panic
+/// inside the bridge's wrapper, as every entry point has it. The shipped library has no such
+/// entry point (tests/native/audit_elf.py refuses `*ForTest` exports).
 #[cfg(feature = "test-panic")]
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_offsetkeeper_NativeBridge_panicForTest<'local>(
-    mut unowned: EnvUnowned<'local>,
+pub extern "system" fn Java_io_offsetkeeper_PanicTest_panicForTest<'local>(
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) {
+    panic_for_test(unowned)
+}
+
+/// The same for the aarch64 smoke (tests/aarch64), which declares its own `panicForTest`.
+#[cfg(feature = "test-panic")]
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_Aarch64Smoke_panicForTest<'local>(
+    unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) {
+    panic_for_test(unowned)
+}
+
+#[cfg(feature = "test-panic")]
+fn panic_for_test(mut unowned: EnvUnowned<'_>) {
     unowned
         .with_env(|env| -> Result<()> {
             init(env);
@@ -394,18 +414,16 @@ fn stored_from_code(kind: i8, offset: i64, index: usize) -> Result<Stored> {
     }
 }
 
-/// The columns shared by load and inspect: topics, partitions, stored kinds, stored offsets,
-/// stored texts, earliest, latest.
-/// `view` picks each row's partition, stored value and range, so load's report rows and
-/// inspect's rows convert without copies.
-fn inspected_columns<'local, R>(
+/// The `NativePartitions` of load's and inspect's rows. `view` picks each row's partition,
+/// stored value and range, so both kinds of row convert without copies.
+fn partitions<'local, R>(
     env: &mut Env<'local>,
     rows: &[R],
     view: impl Fn(&R) -> (&TopicPartition, &Stored, PartitionRange),
-) -> Result<Vec<JObject<'local>>> {
+) -> Result<NativePartitions<'local>> {
     let rows: Vec<_> = rows.iter().map(view).collect();
     let (names, index) = topic_index(rows.iter().map(|(tp, _, _)| tp.topic.as_ref()));
-    let partitions: Vec<i32> = rows.iter().map(|(tp, _, _)| tp.partition).collect();
+    let numbers: Vec<i32> = rows.iter().map(|(tp, _, _)| tp.partition).collect();
     let (kinds, offsets): (Vec<i8>, Vec<i64>) = rows
         .iter()
         .map(|(_, stored, _)| stored_code(stored))
@@ -417,16 +435,17 @@ fn inspected_columns<'local, R>(
         .collect();
     let earliest: Vec<i64> = rows.iter().map(|(_, _, range)| range.earliest).collect();
     let latest: Vec<i64> = rows.iter().map(|(_, _, range)| range.latest).collect();
-    Ok(vec![
-        new_strings(env, &names)?,
-        new_ints(env, &index)?,
-        new_ints(env, &partitions)?,
-        new_bytes(env, &kinds)?,
-        new_longs(env, &offsets)?,
-        new_optional_strings(env, &corrupt_texts)?,
-        new_longs(env, &earliest)?,
-        new_longs(env, &latest)?,
-    ])
+    Partitions {
+        topic_names: new_strings(env, &names)?,
+        topic_index: new_ints(env, &index)?,
+        partitions: new_ints(env, &numbers)?,
+        stored_kinds: new_bytes(env, &kinds)?,
+        stored_offsets: new_longs(env, &offsets)?,
+        corrupt_texts: new_optional_strings(env, &corrupt_texts)?,
+        earliest: new_longs(env, &earliest)?,
+        latest: new_longs(env, &latest)?,
+    }
+    .build(env)
 }
 
 // Action codes crossing the boundary are the enum's discriminants; keep them pinned.

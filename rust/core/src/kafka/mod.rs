@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::validate::PartitionRange;
 use crate::TopicPartition;
 use connection::{CallError, Connection};
+use kafka_protocol::messages::ListOffsetsResponse;
 use kafka_protocol::protocol::Request;
 pub use params::KafkaSettings;
 use protocol::{
@@ -39,21 +40,11 @@ const LANES: usize = 3;
 const LANE_EARLIEST: usize = 0;
 const LANE_LATEST: usize = 1;
 const LANE_METADATA: usize = 2;
-const DEFAULT_PORT: u16 = 9092;
-const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(100);
-/// Kafka's `default.api.timeout.ms`: the deadline of one operation (a load's Metadata and
-/// ListOffsets, retries included) unless the job sets its own. Long enough to outlast the
-/// fencing of a dead broker (`broker.session.timeout.ms`, 9 s), after which its partitions get
-/// new leaders.
-pub const DEFAULT_API_TIMEOUT: Duration = Duration::from_secs(60);
-/// Kafka's `request.timeout.ms`: one request on one connection; past it the connection is
-/// dropped and the request asked again, after fresh metadata.
-const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-/// Kafka's `socket.connection.setup.timeout.ms`: one connection's TCP connect, TLS handshake,
-/// ApiVersions and SASL login.
-const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(10);
-/// Kafka's timeouts are Java ints.
-const MAX_TIMEOUT_MS: u64 = i32::MAX as u64;
+pub use crate::config::defaults::DEFAULT_API_TIMEOUT;
+use crate::config::defaults::{
+    DEFAULT_KAFKA_PORT, DEFAULT_KAFKA_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF,
+    DEFAULT_SETUP_TIMEOUT, MAX_TIMEOUT_MS,
+};
 
 /// A metadata and ListOffsets client for one cluster. Connections open on first use and are
 /// kept; one that fails is dropped and opened again by the next request.
@@ -95,6 +86,18 @@ enum Retry {
 
 /// A failed attempt worth repeating (leadership moving, a broker restarting), with its cause.
 struct Retriable(String);
+
+/// The operation ListOffsets failures name.
+const LIST_OFFSETS: &str = "list offsets";
+
+/// One round of ListOffsets: each leader's address with its partitions' indices, in order;
+/// the indices to ask again, and why.
+#[derive(Default)]
+struct Round {
+    by_leader: Vec<(String, Vec<usize>)>,
+    again: Vec<usize>,
+    cause: Option<String>,
+}
 
 /// One operation's deadline and what it met on the way, for the message when it gives up.
 struct Attempt {
@@ -183,8 +186,11 @@ impl Brokers {
             Some(timeout) => timeout,
             None => timeout_setting(&settings, "default.api.timeout.ms", DEFAULT_API_TIMEOUT)?,
         };
-        let request_timeout =
-            timeout_setting(&settings, "request.timeout.ms", DEFAULT_REQUEST_TIMEOUT)?;
+        let request_timeout = timeout_setting(
+            &settings,
+            "request.timeout.ms",
+            DEFAULT_KAFKA_REQUEST_TIMEOUT,
+        )?;
         let setup_timeout = timeout_setting(
             &settings,
             "socket.connection.setup.timeout.ms",
@@ -449,107 +455,18 @@ impl Brokers {
         lane: usize,
         retry: Retry,
     ) -> Result<Vec<i64>> {
-        const OPERATION: &str = "list offsets";
         let mut answers: Vec<Option<i64>> = vec![None; partitions.len()];
         // Indices into `partitions` still to answer, in order.
         let mut pending: Vec<usize> = (0..partitions.len()).collect();
         loop {
-            // Each leader's address and its partitions' indices, in order.
-            let mut by_leader: Vec<(String, Vec<usize>)> = Vec::new();
-            let mut again = Vec::new();
-            let mut cause = None;
-            {
-                let view = self.view();
-                let leaders = view.leaders_of(pending.iter().map(|i| &partitions[*i]));
-                let mut slot_of: FxHashMap<i32, usize> = FxHashMap::default();
-                for (index, leader) in pending.iter().copied().zip(leaders) {
-                    let address = leader.and_then(|id| view.addresses.get(&id).map(|a| (id, a)));
-                    match address {
-                        Some((id, address)) => {
-                            let slot = *slot_of.entry(id).or_insert_with(|| {
-                                by_leader.push((address.clone(), Vec::new()));
-                                by_leader.len() - 1
-                            });
-                            by_leader[slot].1.push(index);
-                        }
-                        None => {
-                            cause = Some(format!("{} has no leader", partitions[index]));
-                            again.push(index);
-                        }
-                    }
-                }
-            }
-            let calls = by_leader.iter().map(|(address, indices)| async move {
-                let topics = request_topics(partitions, indices);
-                let read_committed = self.read_committed;
-                let timeout_ms =
-                    i32::try_from(self.request_timeout.as_millis()).unwrap_or(i32::MAX);
-                self.call(
-                    attempt,
-                    address,
-                    lane,
-                    "ListOffsets",
-                    API_LIST_OFFSETS,
-                    LIST_OFFSETS_VERSIONS,
-                    |version| {
-                        protocol::list_offsets_request(
-                            version,
-                            read_committed,
-                            &topics,
-                            timestamp,
-                            timeout_ms,
-                        )
-                    },
-                )
-                .await
-            });
-            let answered = futures::future::join_all(calls).await;
-            for ((address, indices), answer) in by_leader.iter().zip(answered) {
-                let listed = match answer {
-                    Ok(answer) => protocol::parse_list_offsets(answer),
-                    Err(
-                        err @ (CallError::Unsupported { .. }
-                        | CallError::Authentication(_)
-                        | CallError::Malformed(_)),
-                    ) => return Err(self.failed(OPERATION, &format!("broker {address}: {err}"))),
-                    Err(err) => {
-                        cause = Some(format!("broker {address}: {err}"));
-                        again.extend(indices);
-                        continue;
-                    }
-                };
-                let index_of = AnswerIndex::new(partitions, indices);
-                for (topic, position, entry) in listed.iter().enumerate().flat_map(|(t, topic)| {
-                    topic
-                        .partitions
-                        .iter()
-                        .enumerate()
-                        .map(move |(p, entry)| (topic, (t, p), entry))
-                }) {
-                    // An answer for a partition not asked of this broker is ignored.
-                    let Some(index) = index_of.find(&topic.name, entry.partition, position) else {
-                        continue;
-                    };
-                    match entry.error {
-                        0 => answers[index] = Some(entry.offset),
-                        code if protocol::is_retriable(code) => {
-                            cause = Some(format!(
-                                "{}: {}",
-                                partitions[index],
-                                protocol::error_name(code)
-                            ));
-                        }
-                        code => {
-                            return Err(self.refused(
-                                OPERATION,
-                                &partitions[index].to_string(),
-                                code,
-                            ))
-                        }
-                    }
-                }
-                again.extend(indices.iter().filter(|i| answers[**i].is_none()));
-            }
+            let mut round = self.by_leader(partitions, &pending);
+            let answered = self
+                .ask_leaders(attempt, partitions, &round.by_leader, timestamp, lane)
+                .await;
+            self.take_offsets(partitions, answered, &mut round, &mut answers)?;
+            let Round {
+                mut again, cause, ..
+            } = round;
             if again.is_empty() {
                 return answers
                     .into_iter()
@@ -565,24 +482,158 @@ impl Brokers {
             let cause =
                 cause.unwrap_or_else(|| format!("{} went unanswered", partitions[again[0]]));
             if retry == Retry::Never {
-                return Err(self.failed(OPERATION, &cause));
+                return Err(self.failed(LIST_OFFSETS, &cause));
             }
-            self.pause(attempt, OPERATION, Retriable(cause)).await?;
-            let topics: Vec<String> = again
-                .iter()
-                .map(|i| partitions[*i].topic.to_string())
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            let metadata = self.metadata(attempt, Some(&topics)).await?;
-            if let Some(gone) = metadata.topics.iter().find(|t| t.error == 3) {
-                return Err(Error::UnknownTopic {
-                    topic: gone.name.clone(),
-                    bootstrap: self.settings.bootstrap.clone(),
-                });
-            }
+            self.pause(attempt, LIST_OFFSETS, Retriable(cause)).await?;
+            self.refresh_leaders(attempt, partitions, &again).await?;
             pending = again;
         }
+    }
+
+    /// The pending partitions by leader, in order; those without a known leader are to be
+    /// asked again.
+    fn by_leader(&self, partitions: &[TopicPartition], pending: &[usize]) -> Round {
+        let mut round = Round::default();
+        let view = self.view();
+        let leaders = view.leaders_of(pending.iter().map(|i| &partitions[*i]));
+        let mut slot_of: FxHashMap<i32, usize> = FxHashMap::default();
+        for (index, leader) in pending.iter().copied().zip(leaders) {
+            let address = leader.and_then(|id| view.addresses.get(&id).map(|a| (id, a)));
+            match address {
+                Some((id, address)) => {
+                    let slot = *slot_of.entry(id).or_insert_with(|| {
+                        round.by_leader.push((address.clone(), Vec::new()));
+                        round.by_leader.len() - 1
+                    });
+                    round.by_leader[slot].1.push(index);
+                }
+                None => {
+                    round.cause = Some(format!("{} has no leader", partitions[index]));
+                    round.again.push(index);
+                }
+            }
+        }
+        round
+    }
+
+    /// One ListOffsets request to each leader for its partitions, all at once.
+    async fn ask_leaders(
+        &self,
+        attempt: &Attempt,
+        partitions: &[TopicPartition],
+        by_leader: &[(String, Vec<usize>)],
+        timestamp: i64,
+        lane: usize,
+    ) -> Vec<std::result::Result<ListOffsetsResponse, CallError>> {
+        let calls = by_leader.iter().map(|(address, indices)| async move {
+            let topics = request_topics(partitions, indices);
+            let read_committed = self.read_committed;
+            let timeout_ms = i32::try_from(self.request_timeout.as_millis()).unwrap_or(i32::MAX);
+            self.call(
+                attempt,
+                address,
+                lane,
+                "ListOffsets",
+                API_LIST_OFFSETS,
+                LIST_OFFSETS_VERSIONS,
+                |version| {
+                    protocol::list_offsets_request(
+                        version,
+                        read_committed,
+                        &topics,
+                        timestamp,
+                        timeout_ms,
+                    )
+                },
+            )
+            .await
+        });
+        futures::future::join_all(calls).await
+    }
+
+    /// Takes in the leaders' answers: each offset found, and the partitions to ask again (a
+    /// broker that failed, a retriable error) with the cause. A refusal that no retry mends
+    /// is the error.
+    fn take_offsets(
+        &self,
+        partitions: &[TopicPartition],
+        answered: Vec<std::result::Result<ListOffsetsResponse, CallError>>,
+        round: &mut Round,
+        answers: &mut [Option<i64>],
+    ) -> Result<()> {
+        for ((address, indices), answer) in round.by_leader.iter().zip(answered) {
+            let listed = match answer {
+                Ok(answer) => protocol::parse_list_offsets(answer),
+                Err(
+                    err @ (CallError::Unsupported { .. }
+                    | CallError::Authentication(_)
+                    | CallError::Malformed(_)),
+                ) => return Err(self.failed(LIST_OFFSETS, &format!("broker {address}: {err}"))),
+                Err(err) => {
+                    round.cause = Some(format!("broker {address}: {err}"));
+                    round.again.extend(indices);
+                    continue;
+                }
+            };
+            let index_of = AnswerIndex::new(partitions, indices);
+            for (topic, position, entry) in listed.iter().enumerate().flat_map(|(t, topic)| {
+                topic
+                    .partitions
+                    .iter()
+                    .enumerate()
+                    .map(move |(p, entry)| (topic, (t, p), entry))
+            }) {
+                // An answer for a partition not asked of this broker is ignored.
+                let Some(index) = index_of.find(&topic.name, entry.partition, position) else {
+                    continue;
+                };
+                match entry.error {
+                    0 => answers[index] = Some(entry.offset),
+                    code if protocol::is_retriable(code) => {
+                        round.cause = Some(format!(
+                            "{}: {}",
+                            partitions[index],
+                            protocol::error_name(code)
+                        ));
+                    }
+                    code => {
+                        return Err(self.refused(
+                            LIST_OFFSETS,
+                            &partitions[index].to_string(),
+                            code,
+                        ))
+                    }
+                }
+            }
+            round
+                .again
+                .extend(indices.iter().filter(|i| answers[**i].is_none()));
+        }
+        Ok(())
+    }
+
+    /// Fresh metadata for the topics of the partitions to ask again; a topic gone is an
+    /// [`Error::UnknownTopic`].
+    async fn refresh_leaders(
+        &self,
+        attempt: &Attempt,
+        partitions: &[TopicPartition],
+        again: &[usize],
+    ) -> Result<()> {
+        let topics: Vec<String> = again
+            .iter()
+            .map(|i| partitions[*i].topic.to_string())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let metadata = self.metadata(attempt, Some(&topics)).await?;
+        if let Some(gone) = metadata.topics.iter().find(|t| t.error == 3) {
+            return Err(Error::UnknownTopic {
+                topic: gone.name.clone(),
+                bootstrap: self.settings.bootstrap.clone(),
+            });
+        }
+        Ok(())
     }
 
     /// One Metadata request, to the broker that answered last, else to each bootstrap and known
@@ -652,70 +703,59 @@ impl Brokers {
         request: impl Fn(i16) -> R,
     ) -> std::result::Result<R::Response, CallError> {
         attempt.asked(address);
-        let result = self
-            .call_once(attempt, address, lane, api, api_key, versions, request)
-            .await;
+        // An async block, so that each `return` in it ends the request, not the call.
+        let result = async {
+            let lanes = self.lanes(address);
+            let mut slot = lanes.0[lane % LANES].lock().await;
+            let mut reused = slot.is_some();
+            loop {
+                // Out of its slot while a request is on the way, and back only with the answer
+                // read: a call dropped half-way (its load failed on the ZooKeeper side first)
+                // closes the connection, never leaving an answer behind for the next request.
+                let mut connection = match slot.take() {
+                    Some(connection) => connection,
+                    None => {
+                        let limit = self.setup_timeout.min(attempt.remaining());
+                        let open = Connection::open(address, &self.client_id, &self.security);
+                        tokio::time::timeout(limit, open)
+                            .await
+                            .map_err(|_| timed_out("connecting", limit))??
+                    }
+                };
+                let version = match connection.version(api, api_key, versions.clone()) {
+                    Ok(version) => version,
+                    Err(err) => {
+                        *slot = Some(connection);
+                        return Err(err);
+                    }
+                };
+                let limit = self.request_timeout.min(attempt.remaining());
+                let message = request(version);
+                let answer = tokio::time::timeout(limit, connection.call(version, &message))
+                    .await
+                    .unwrap_or_else(|_| Err(timed_out(api, limit)));
+                match answer {
+                    Ok(answer) => {
+                        *slot = Some(connection);
+                        return Ok(answer);
+                    }
+                    Err(err) => {
+                        // A timed-out connection may still get the old answer: never reused.
+                        drop(connection);
+                        let timed_out = matches!(&err, CallError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut);
+                        if !(reused && !timed_out && matches!(err, CallError::Io(_))) {
+                            return Err(err);
+                        }
+                        reused = false;
+                    }
+                }
+            }
+        }
+        .await;
         if let Err(err) = &result {
             attempt.failed(&format!("broker {address}: {err}"));
         }
         result
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn call_once<R: Request>(
-        &self,
-        attempt: &Attempt,
-        address: &str,
-        lane: usize,
-        api: &'static str,
-        api_key: i16,
-        versions: std::ops::RangeInclusive<i16>,
-        request: impl Fn(i16) -> R,
-    ) -> std::result::Result<R::Response, CallError> {
-        let lanes = self.lanes(address);
-        let mut slot = lanes.0[lane % LANES].lock().await;
-        let mut reused = slot.is_some();
-        loop {
-            // Out of its slot while a request is on the way, and back only with the answer
-            // read: a call dropped half-way (its load failed on the ZooKeeper side first)
-            // closes the connection, never leaving an answer behind for the next request.
-            let mut connection = match slot.take() {
-                Some(connection) => connection,
-                None => {
-                    let limit = self.setup_timeout.min(attempt.remaining());
-                    let open = Connection::open(address, &self.client_id, &self.security);
-                    tokio::time::timeout(limit, open)
-                        .await
-                        .map_err(|_| timed_out("connecting", limit))??
-                }
-            };
-            let version = match connection.version(api, api_key, versions.clone()) {
-                Ok(version) => version,
-                Err(err) => {
-                    *slot = Some(connection);
-                    return Err(err);
-                }
-            };
-            let limit = self.request_timeout.min(attempt.remaining());
-            let answer = tokio::time::timeout(limit, connection.call(version, &request(version)))
-                .await
-                .unwrap_or_else(|_| Err(timed_out(api, limit)));
-            match answer {
-                Ok(answer) => {
-                    *slot = Some(connection);
-                    return Ok(answer);
-                }
-                Err(err) => {
-                    // A timed-out connection may still get the old answer: never reused.
-                    drop(connection);
-                    let timed_out = matches!(&err, CallError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut);
-                    if !(reused && !timed_out && matches!(err, CallError::Io(_))) {
-                        return Err(err);
-                    }
-                    reused = false;
-                }
-            }
-        }
     }
 
     fn lanes(&self, address: &str) -> Arc<Lanes> {
@@ -803,7 +843,13 @@ impl ClusterView {
         for topic in &metadata.topics {
             let leaders = self.leaders.entry(topic.name.clone()).or_default();
             for partition in &topic.partitions {
-                let Ok(number) = usize::try_from(partition.partition) else {
+                // Kafka numbers a topic's partitions 0..n-1 and lists each one. A number beyond
+                // that is malformed; taken as is, one short answer naming partition 2^31-1 would
+                // allocate gigabytes here.
+                let Some(number) = usize::try_from(partition.partition)
+                    .ok()
+                    .filter(|number| *number < topic.partitions.len())
+                else {
                     continue;
                 };
                 if leaders.len() <= number {
@@ -932,7 +978,7 @@ fn bootstrap_addresses(bootstrap: &str) -> Result<Vec<String>> {
             _ => (entry, None),
         };
         let port = match port {
-            None => DEFAULT_PORT,
+            None => DEFAULT_KAFKA_PORT,
             Some(port) => port.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
                 Error::invalid(format!(
                     "bootstrap.servers entry '{entry}' has port '{port}'; allowed: host:port with a port of 1-65535"
@@ -958,6 +1004,28 @@ fn bootstrap_addresses(bootstrap: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_metadata_answer_naming_a_partition_beyond_its_topics_count_allocates_nothing_for_it() {
+        let partition = |partition, leader| protocol::PartitionMetadata {
+            error: 0,
+            partition,
+            leader,
+        };
+        let metadata = protocol::Metadata {
+            brokers: Vec::new(),
+            topics: vec![protocol::TopicMetadata {
+                error: 0,
+                name: "t".to_string(),
+                topic_id: None,
+                is_internal: false,
+                partitions: vec![partition(1, 7), partition(i32::MAX, 8), partition(0, 6)],
+            }],
+        };
+        let mut view = ClusterView::default();
+        view.learn("b:9092", &metadata);
+        assert_eq!(view.leaders["t"], vec![6, 7]);
+    }
 
     fn settings(params: &[(&str, &str)]) -> KafkaSettings {
         KafkaSettings::from_params(params.iter().copied()).unwrap()

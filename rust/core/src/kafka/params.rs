@@ -7,8 +7,9 @@
 use crate::error::{Error, Result};
 use crate::validate::OnMissing;
 
-/// Keys kept from the job's parameters: those librdkafka understands with the same meaning
-/// as the Java client, and the Java client's own that offsetkeeper's client reads.
+/// Keys kept from the job's parameters that librdkafka understands with the same meaning as
+/// the Java client; the Java client's own that offsetkeeper's client reads are also kept
+/// (`JAVA_ONLY_KEYS`).
 const PASSED_KEYS: &[&str] = &[
     "bootstrap.servers",
     "client.id",
@@ -41,14 +42,6 @@ const PASSED_KEYS: &[&str] = &[
     "ssl.curves.list",
     "ssl.sigalgs.list",
     "ssl.endpoint.identification.algorithm",
-    // The Java client's, read by offsetkeeper's client; librdkafka does not know them.
-    "sasl.jaas.config",
-    "ssl.truststore.location",
-    "ssl.truststore.type",
-    "ssl.truststore.password",
-    "ssl.keystore.type",
-    "default.api.timeout.ms",
-    "request.timeout.ms",
 ];
 
 /// Passed keys that only offsetkeeper's client reads: librdkafka (the CLI's `migrate`) gets
@@ -118,7 +111,7 @@ impl KafkaSettings {
             let (key, value) = (key.as_ref().trim(), value.as_ref());
             if key == "auto.offset.reset" {
                 auto_offset_reset = Some(OnMissing::from_auto_offset_reset(value)?);
-            } else if PASSED_KEYS.contains(&key) {
+            } else if PASSED_KEYS.contains(&key) || JAVA_ONLY_KEYS.contains(&key) {
                 // Java's key is `sasl.mechanism`; librdkafka's canonical one is `sasl.mechanisms`.
                 let key = if key == "sasl.mechanism" {
                     "sasl.mechanisms"
@@ -182,7 +175,7 @@ impl KafkaSettings {
     pub fn redact(&self, message: &str) -> String {
         let jaas_password = self
             .get("sasl.jaas.config")
-            .and_then(|config| super::security::jaas_login(config).1)
+            .and_then(|config| jaas_login(config).1)
             .filter(|password| !password.is_empty());
         self.secret_values()
             .chain(jaas_password.as_deref())
@@ -190,6 +183,26 @@ impl KafkaSettings {
                 text.replace(secret, "****")
             })
     }
+}
+
+/// `username` and `password` of a JAAS line such as
+/// `org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b";`
+pub(crate) fn jaas_login(config: &str) -> (Option<String>, Option<String>) {
+    let value = |name: &str| {
+        let start = config.find(&format!("{name}=\""))? + name.len() + 2;
+        let rest = &config[start..];
+        let mut out = String::new();
+        let mut chars = rest.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => out.push(chars.next()?),
+                '"' => return Some(out),
+                c => out.push(c),
+            }
+        }
+        None
+    };
+    (value("username"), value("password"))
 }
 
 /// Whether a configuration key holds a secret (password, key, credentials).
@@ -209,9 +222,45 @@ pub fn is_secret_key(key: &str) -> bool {
         .any(|marker| key.contains(marker))
 }
 
+/// Key/value pairs as Java's `Map.toString` shows them, `{key=value, other=value}`, with the
+/// value of every secret key ([`is_secret_key`]) shown as `****`: what a keeper's `toString`
+/// may print.
+pub fn masked_pairs<K, V>(pairs: impl IntoIterator<Item = (K, V)>) -> String
+where
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    let shown: Vec<String> = pairs
+        .into_iter()
+        .map(|(key, value)| {
+            let key = key.as_ref();
+            let value = if is_secret_key(key) {
+                "****"
+            } else {
+                value.as_ref()
+            };
+            format!("{key}={value}")
+        })
+        .collect();
+    format!("{{{}}}", shown.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn masked_pairs_hide_secret_values_only() {
+        assert_eq!(masked_pairs(Vec::<(&str, &str)>::new()), "{}");
+        assert_eq!(
+            masked_pairs([
+                ("zookeeper.connect", "zk:2181"),
+                ("zookeeper.auth", "digest:alice:secret"),
+                ("ssl.keystore.password", "pw"),
+            ]),
+            "{zookeeper.connect=zk:2181, zookeeper.auth=****, ssl.keystore.password=****}"
+        );
+    }
 
     fn setting<'a>(settings: &'a KafkaSettings, key: &str) -> Option<&'a str> {
         settings

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::params::KafkaSettings;
+use super::params::{jaas_login, KafkaSettings};
 use crate::error::{Error, Result};
 use crate::pem::{certificates, pem_file, private_key};
 
@@ -129,26 +129,6 @@ fn sasl_login(settings: &KafkaSettings) -> Result<SaslLogin> {
             mechanism.name()
         ))),
     }
-}
-
-/// `username` and `password` of a JAAS line such as
-/// `org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b";`
-pub(crate) fn jaas_login(config: &str) -> (Option<String>, Option<String>) {
-    let value = |name: &str| {
-        let start = config.find(&format!("{name}=\""))? + name.len() + 2;
-        let rest = &config[start..];
-        let mut out = String::new();
-        let mut chars = rest.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => out.push(chars.next()?),
-                '"' => return Some(out),
-                c => out.push(c),
-            }
-        }
-        None
-    };
-    (value("username"), value("password"))
 }
 
 /// The platform's trusted CA certificates, for a connection given no truststore: the files

@@ -1,8 +1,7 @@
 //! Kafka's old consumer layout: `<base>/<group>/offsets/<topic>/<partition>`, as ZKGroupTopicDirs
 //! wrote it and as Burrow, CMAK and KafkaOffsetMonitor read it.
 
-/// The default base path, as Kafka's old consumer used it.
-pub const DEFAULT_BASE_PATH: &str = "/consumers";
+pub use crate::config::defaults::DEFAULT_BASE_PATH;
 
 /// Paths of one group's offsets under a base path. Names must be checked before use.
 #[derive(Debug, Clone)]
@@ -111,14 +110,19 @@ pub fn parse_offset_path(base_path: &str, path: &str) -> Option<OffsetPath> {
     if parts.next().is_some() || offsets != "offsets" || group.is_empty() || topic.is_empty() {
         return None;
     }
-    if !partition.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
     Some(OffsetPath {
         group: group.to_string(),
         topic: topic.to_string(),
-        partition: partition.parse().ok()?,
+        partition: parse_partition(partition)?,
     })
+}
+
+/// A partition znode's name: decimal digits only, within `i32`.
+pub(crate) fn parse_partition(name: &str) -> Option<i32> {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    name.parse().ok()
 }
 
 /// The value written for an offset: bare decimal ASCII.
@@ -161,6 +165,15 @@ pub fn parse_topic_identity(data: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partition_names_are_plain_numbers() {
+        assert_eq!(parse_partition("0"), Some(0));
+        assert_eq!(parse_partition("17"), Some(17));
+        for bad in ["", "-1", "+1", "1a", "x", "99999999999", " 1"] {
+            assert_eq!(parse_partition(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn paths_follow_kafkas_old_layout() {

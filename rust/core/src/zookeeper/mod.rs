@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use zookeeper_client as zk;
 
+use crate::config::defaults::{
+    DEFAULT_BASE_PATH, DEFAULT_SESSION_TIMEOUT, DEFAULT_ZOOKEEPER_TIMEOUT,
+};
 use crate::error::{is_connection_timeout, Error, Result};
 use crate::names::check_base_path;
 pub use security::{AclPolicy, ZkSecurity};
@@ -64,9 +67,9 @@ impl ZkConfig {
     pub fn new(connect: impl Into<String>) -> ZkConfig {
         ZkConfig {
             connect: connect.into(),
-            session_timeout: Duration::from_secs(30),
-            request_timeout: Duration::from_secs(10),
-            base_path: layout::DEFAULT_BASE_PATH.to_string(),
+            session_timeout: DEFAULT_SESSION_TIMEOUT,
+            request_timeout: DEFAULT_ZOOKEEPER_TIMEOUT,
+            base_path: DEFAULT_BASE_PATH.to_string(),
             read_mode: ReadMode::Multi,
             security: ZkSecurity::default(),
             server_version: None,

@@ -83,6 +83,67 @@ fn cluster_from_file(file: &Path) -> Cluster {
     }
 }
 
+/// The Kafka release of the shared cluster's brokers when nothing names another: build.gradle's
+/// testCluster configuration.
+pub const MAIN_CLUSTER_KAFKA: &str = "3.9.1";
+
+/// What the brokers of the cluster under test can do, from their Kafka release: the one place
+/// tests ask before staging with a feature old brokers lack, and before asserting what the
+/// product does with it. The release comes from OFFSETKEEPER_KAFKA_VERSION (each cell of the
+/// compatibility matrix, tests/compat/run-cell.sh, sets it), else it is [`MAIN_CLUSTER_KAFKA`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The release as named, e.g. `0.10.2.2` or `3.9.1`.
+    pub kafka: String,
+    /// Topic IDs in Metadata answers (Kafka 2.8+, Metadata v10): commits record them, and a
+    /// re-created topic is known by its new ID. Before, nothing is recorded and loads judge
+    /// every stored offset by the partition's range alone.
+    pub topic_ids: bool,
+    /// The DeleteRecords admin API (Kafka 0.11+), which [`Kafka::delete_records`] stages purges
+    /// with. [`Kafka::create_purged_topic`] stages them by time retention without it.
+    pub delete_records: bool,
+    /// The CreatePartitions admin API (Kafka 1.0+). Without it [`Kafka::add_partitions`] writes
+    /// the topic's new partition assignment to ZooKeeper, as kafka-topics.sh did then.
+    pub create_partitions: bool,
+    /// Brokers in ZooKeeper mode (every release before 4.0), keeping their topics in the
+    /// cluster's ZooKeeper; Kafka 4 is KRaft only.
+    pub zookeeper_mode: bool,
+}
+
+impl Capabilities {
+    /// The capabilities of Kafka `release` (`major.minor[.patch...]`).
+    pub fn of(release: &str) -> Capabilities {
+        let mut numbers = release.split('.').map(|n| {
+            n.parse::<u32>()
+                .unwrap_or_else(|_| panic!("Kafka release '{release}' is not major.minor[.patch]"))
+        });
+        let (major, minor) = (
+            numbers.next().unwrap_or_default(),
+            numbers.next().unwrap_or_default(),
+        );
+        let at_least = |m: u32, n: u32| (major, minor) >= (m, n);
+        Capabilities {
+            kafka: release.to_string(),
+            topic_ids: at_least(2, 8),
+            delete_records: at_least(0, 11),
+            create_partitions: at_least(1, 0),
+            zookeeper_mode: !at_least(4, 0),
+        }
+    }
+}
+
+/// The capabilities of the shared cluster's brokers (see [`Capabilities`]).
+pub fn capabilities() -> &'static Capabilities {
+    static SHARED: Lazy<Capabilities> = Lazy::new(|| {
+        let release = std::env::var("OFFSETKEEPER_KAFKA_VERSION")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| MAIN_CLUSTER_KAFKA.to_string());
+        Capabilities::of(release.trim())
+    });
+    &SHARED
+}
+
 /// The secured cluster `gradle clusterStart` runs beside the open one (`cluster.sh
 /// start-secure`): ZooKeeper requiring SASL with a TLS port, Kafka with a SASL_SSL listener.
 #[derive(Debug, Clone)]
@@ -218,6 +279,8 @@ pub fn keeper(cluster: &Cluster) -> OffsetKeeper {
 pub struct Kafka {
     admin: AdminClient<DefaultClientContext>,
     config: ClientConfig,
+    /// The cluster's ZooKeeper, which brokers in ZooKeeper mode keep their topics in.
+    zookeeper: String,
 }
 
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -229,6 +292,7 @@ impl Kafka {
         Kafka {
             admin: config.create().expect("admin client"),
             config,
+            zookeeper: cluster.zookeeper.clone(),
         }
     }
 
@@ -243,9 +307,24 @@ impl Kafka {
 
     /// [`Kafka::create_topic`] with `replicas` copies of each partition.
     pub fn create_replicated_topic(&self, topic: &str, partitions: i32, replicas: i32) {
+        self.create_topic_with(topic, partitions, replicas, &[]);
+    }
+
+    /// Creates a topic with topic-level `config` (`retention.ms`, ...), retrying while an
+    /// earlier deletion of the same name completes.
+    pub fn create_topic_with(
+        &self,
+        topic: &str,
+        partitions: i32,
+        replicas: i32,
+        config: &[(&str, &str)],
+    ) {
         let deadline = Instant::now() + ADMIN_TIMEOUT;
         loop {
-            let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(replicas));
+            let mut new = NewTopic::new(topic, partitions, TopicReplication::Fixed(replicas));
+            for (key, value) in config {
+                new = new.set(key, value);
+            }
             let results = RUNTIME
                 .block_on(self.admin.create_topics([&new], &Self::options()))
                 .expect("create topics");
@@ -276,17 +355,127 @@ impl Kafka {
         }
     }
 
+    /// Grows a topic to `total` partitions: with CreatePartitions (Kafka 1.0+), else by
+    /// writing the new partition assignment to the topic's znode in ZooKeeper, as
+    /// kafka-topics.sh --alter did before Kafka 1.0 (the controller watches that znode).
     pub fn add_partitions(&self, topic: &str, total: usize) {
-        let new = NewPartitions::new(topic, total);
-        let results = RUNTIME
-            .block_on(self.admin.create_partitions([&new], &Self::options()))
-            .expect("create partitions");
-        results[0].as_ref().expect("add partitions");
+        if capabilities().create_partitions {
+            let new = NewPartitions::new(topic, total);
+            let results = RUNTIME
+                .block_on(self.admin.create_partitions([&new], &Self::options()))
+                .expect("create partitions");
+            results[0].as_ref().expect("add partitions");
+        } else {
+            self.add_partitions_in_zookeeper(topic, total);
+        }
         self.wait_for_partitions(topic, total as i32);
     }
 
-    /// Kafka's deleteRecords: what retention does, on demand.
+    /// The new partitions go to the replicas of partition 0.
+    fn add_partitions_in_zookeeper(&self, topic: &str, total: usize) {
+        assert!(
+            capabilities().zookeeper_mode,
+            "Kafka {} keeps no topics in ZooKeeper",
+            capabilities().kafka
+        );
+        let zk = Zk::new(&Cluster {
+            zookeeper: self.zookeeper.clone(),
+            bootstrap: String::new(),
+        });
+        let path = format!("/brokers/topics/{topic}");
+        let data = zk
+            .get(&path)
+            .unwrap_or_else(|| panic!("no {path} in ZooKeeper {}", self.zookeeper));
+        let mut assignment: serde_json::Value =
+            serde_json::from_slice(&data).unwrap_or_else(|err| panic!("{path}: {err}"));
+        let partitions = assignment
+            .get_mut("partitions")
+            .and_then(|p| p.as_object_mut())
+            .unwrap_or_else(|| panic!("{path} has no partitions"));
+        let replicas = partitions
+            .get("0")
+            .cloned()
+            .unwrap_or_else(|| panic!("{path} has no partition 0"));
+        for partition in partitions.len()..total {
+            partitions.insert(partition.to_string(), replicas.clone());
+        }
+        zk.put(&path, assignment.to_string().as_bytes());
+    }
+
+    /// Creates `topic` with `records[p]` records in each partition p, the first `below` of
+    /// each `(partition, below)` in `purged` gone, as retention leaves a log: the partition's
+    /// earliest offset is `below`. With deleteRecords where the brokers have it (see
+    /// [`Capabilities::delete_records`]), else (or with OFFSETKEEPER_PURGE_BY=retention) by time
+    /// retention: the topic rolls a segment when record timestamps are a day apart and keeps a
+    /// day, the records to purge carry timestamps ten days old and go first, in a segment of
+    /// their own, which the broker then deletes (the clusters check retention every second).
+    pub fn create_purged_topic(&self, topic: &str, records: &[usize], purged: &[(i32, i64)]) {
+        let partitions = records.len() as i32;
+        let by_retention = !capabilities().delete_records
+            || std::env::var("OFFSETKEEPER_PURGE_BY").as_deref() == Ok("retention");
+        if !by_retention {
+            self.create_topic(topic, partitions);
+            for (partition, count) in (0..).zip(records) {
+                self.produce(topic, partition, *count);
+            }
+            for (partition, below) in purged {
+                self.delete_records(topic, *partition, *below);
+            }
+            return;
+        }
+        const DAY_MS: i64 = 24 * 3600 * 1000;
+        let day = DAY_MS.to_string();
+        self.create_topic_with(
+            topic,
+            partitions,
+            1,
+            &[("segment.ms", &day), ("retention.ms", &day)],
+        );
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock after 1970")
+            .as_millis() as i64;
+        for (partition, count) in (0..).zip(records) {
+            let below = purged
+                .iter()
+                .find(|(p, _)| *p == partition)
+                .map_or(0, |(_, below)| *below);
+            assert!(
+                below as usize <= *count,
+                "{topic}-{partition}: cannot purge below {below} of {count} records"
+            );
+            if below > 0 {
+                let old: Vec<i64> = (0..below).map(|i| now - 10 * DAY_MS + i).collect();
+                self.produce_at(topic, partition, &old);
+            }
+            self.produce(topic, partition, count - below as usize);
+        }
+        let consumer: BaseConsumer = self.config.create().expect("consumer");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for (partition, below) in purged {
+            loop {
+                let marks = consumer.fetch_watermarks(topic, *partition, ADMIN_TIMEOUT);
+                if matches!(marks, Ok((low, _)) if low == *below) {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "retention did not purge {topic}-{partition} below {below} in 60 s: {marks:?}"
+                );
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+    }
+
+    /// Kafka's deleteRecords: what retention does, on demand. Kafka 0.11+ only: a test that
+    /// runs on older brokers stages with [`Kafka::create_purged_topic`].
     pub fn delete_records(&self, topic: &str, partition: i32, before: i64) {
+        assert!(
+            capabilities().delete_records,
+            "staging needs deleteRecords (Kafka 0.11+), which Kafka {} lacks: stage the purge \
+             with Kafka::create_purged_topic",
+            capabilities().kafka
+        );
         let mut list = TopicPartitionList::new();
         list.add_partition_offset(topic, partition, Offset::Offset(before))
             .expect("partition list");

@@ -22,7 +22,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /**
  * The aarch64 smoke (tests/aarch64/smoke.sh runs it in an aarch64 JVM under qemu-user): the
  * jar's own {@code native/linux-aarch64} library, no override property, against the loopback
- * test cluster. In package io.offsetkeeper for {@link NativeBridge#panicForTest}.
+ * test cluster. In package io.offsetkeeper for {@link NativeLibrary}.
  *
  * <p>{@code full ZOOKEEPER BOOTSTRAP}: a load, a commit, a reload that sees the committed
  * offsets, {@link OffsetKeeper#validate}, and no panicForTest in the shipped library. Exit 0
@@ -40,6 +40,13 @@ public final class Aarch64Smoke {
     private static final long START = System.nanoTime();
 
     private Aarch64Smoke() {}
+
+    /**
+     * Panics inside the bridge's wrapper, as every native entry point runs: only the tests'
+     * build of the library (cargo feature {@code test-panic}) has it, as
+     * {@code Java_io_offsetkeeper_Aarch64Smoke_panicForTest}.
+     */
+    private static native void panicForTest();
 
     public static void main(String[] args) {
         try {
@@ -164,7 +171,7 @@ public final class Aarch64Smoke {
         ok("validate: kept, reset above range, initialized at earliest and at latest");
 
         try {
-            NativeBridge.panicForTest();
+            panicForTest();
             throw new AssertionError("the shipped library has panicForTest");
         } catch (UnsatisfiedLinkError e) {
             check(String.valueOf(e.getMessage()).contains("panicForTest"), "unexpected: " + e);
@@ -184,7 +191,7 @@ public final class Aarch64Smoke {
         createTopicWithRecords(kafka, topic, 1, 1);
         for (int i = 0; i < 3; i++) {
             try {
-                NativeBridge.panicForTest();
+                panicForTest();
                 throw new AssertionError("panicForTest returned normally");
             } catch (OffsetKeeperException e) {
                 check(e.getMessage() != null && !e.getMessage().isEmpty(), "empty panic message");

@@ -17,6 +17,8 @@ public final class CommitResult implements Serializable {
     private final long pending;
     private final long behindMs;
 
+    // Also made by the native commit through this constructor (rust/jni/src/results.rs holds
+    // its descriptor; a unit test there checks it against this file).
     CommitResult(long written, long unchanged, long requests, long skipped, boolean deferred,
             long pending, long behindMs) {
         this.written = written;

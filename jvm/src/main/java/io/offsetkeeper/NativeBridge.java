@@ -2,6 +2,10 @@ package io.offsetkeeper;
 
 /**
  * The native methods of {@code liboffsetkeeper_jni}: the whole JNI surface, in bulk arrays.
+ * Answers of more than one value are objects of this package that native code makes through
+ * their one constructor ({@link NativeLoadResult}, {@link NativeInspectResult},
+ * {@link NativeCheckedConfig}, {@link CommitResult}), with named fields; per-partition values
+ * are columns, one primitive array each, never one object per partition.
  *
  * <p>Only this package calls it. Arguments are checked on both sides; the native side throws
  * {@link IllegalArgumentException} for bad input (naming the argument and the value),
@@ -30,12 +34,12 @@ final class NativeBridge {
     /**
      * Checks a configuration as {@link #open} reads it, without opening anything.
      *
-     * @return {@code Object[]{String description, String[] shownValues,
-     *     String[] shownKafkaValues}}: the configuration as the engine read it, and the values
-     *     as they may be shown, {@code ****} for secret keys
+     * @return the configuration as the engine read it, and both sets of pairs as they may be
+     *     shown: {@code {key=value, ...}} in the arrays' order, {@code ****} for the value of a
+     *     secret key
      */
-    static native Object[] checkConfig(String[] keys, String[] values, String[] kafkaKeys,
-            String[] kafkaValues);
+    static native NativeCheckedConfig checkConfig(String[] keys, String[] values,
+            String[] kafkaKeys, String[] kafkaValues);
 
     /** Frees the engine. Calling it with 0 does nothing. */
     static native void close(long handle);
@@ -43,46 +47,36 @@ final class NativeBridge {
     /**
      * Loads and validates the offsets of the topics' partitions.
      *
-     * @return {@code Object[]{String[] topicNames, int[] topicIndex, int[] partitions,
-     *     byte[] storedKinds, long[] storedOffsets, String[] corruptTexts, long[] earliest,
-     *     long[] latest, long[] chosen, byte[] actions, long[] recordsLost}}: each topic name
-     *     once, then one element per partition, whose topic is {@code topicNames[topicIndex[i]]};
-     *     storedOffsets is -1 unless the kind is offset; corruptTexts holds the report's text
-     *     ({@code corrupt "..."}) of corrupt values and null elsewhere
+     * @return the partitions (each topic name once, then one element per partition), the
+     *     decision for each, and the offsets stored for partitions that no longer exist; see
+     *     {@link NativeLoadResult}
      */
-    static native Object[] load(long handle, String group, String[] topics);
+    static native NativeLoadResult load(long handle, String group, String[] topics);
 
     /**
      * Commits next offsets to read, one atomic ZooKeeper multi. Entry i is partition
      * {@code partitions[i]} of topic {@code topicNames[topicIndex[i]]}.
      *
-     * @return {@code long[]{written, unchanged, requests, skipped, deferred (1 or 0), pending,
-     *     behindMs}}
+     * @return what the commit did, built by native code through {@link CommitResult}'s
+     *     constructor
      */
-    static native long[] commit(long handle, String group, String[] topicNames, int[] topicIndex,
-            int[] partitions, long[] offsets);
+    static native CommitResult commit(long handle, String group, String[] topicNames,
+            int[] topicIndex, int[] partitions, long[] offsets);
 
     /**
      * Stored offsets and current ranges, without validation, and the engine's lag.
      *
-     * @return the first eight columns of {@link #load}'s answer, then {@code long[] lag}: the
-     *     log end offset minus the stored offset, {@code Long.MIN_VALUE} when unknown (nothing
-     *     usable stored)
+     * @return the partitions as {@link #load} gives them, and the lag of each; see
+     *     {@link NativeInspectResult}
      */
-    static native Object[] inspect(long handle, String group, String[] topics);
+    static native NativeInspectResult inspect(long handle, String group, String[] topics);
 
     /**
      * Pure validation, no I/O. Arrays have one element per partition.
      *
-     * @return {@code Object[]{long[] chosen, byte[] actions, long[] recordsLost}}
+     * @return {@code Object[]{long[] chosen, byte[] actions, long[] recordsLost}}, one element
+     *     per partition
      */
     static native Object[] validate(byte[] storedKinds, long[] storedOffsets, long[] earliest,
             long[] latest, String onMissing, String onBelowRange, String onAboveRange);
-
-    /**
-     * Test hook: panics inside native code, which must arrive as an exception. Only the tests'
-     * build of the library has it (cargo feature {@code test-panic}); in the shipped one a call
-     * throws {@link UnsatisfiedLinkError}.
-     */
-    static native void panicForTest();
 }

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.BiConsumer;
 import java.util.function.LongFunction;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
@@ -76,15 +77,13 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     // Native codes, see NativeBridge.
     private static final byte STORED_MISSING = 0;
     private static final byte STORED_OFFSET = 2;
-    private static final long NO_LAG = Long.MIN_VALUE;
 
     // The configuration: all that is serialized. The engine reads the pairs (its defaults apply
-    // to keys not set); it masked the secret values in `shown` and described what it read.
+    // to keys not set) and masked the secret values in `shown`.
     private final String group;
     private final LinkedHashMap<String, String> settings;
     private final LinkedHashMap<String, String> kafkaParams;
     private final String shown;
-    private final String description;
 
     // Calls hold the read lock and close() the write lock, so the handle is never freed under
     // a running call. The handle is opened under `opening` by whichever call comes first.
@@ -97,12 +96,11 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private final transient AtomicReference<Batch> spareBatch = new AtomicReference<>();
 
     private OffsetKeeper(String group, LinkedHashMap<String, String> settings,
-            LinkedHashMap<String, String> kafkaParams, String shown, String description) {
+            LinkedHashMap<String, String> kafkaParams, String shown) {
         this.group = group;
         this.settings = settings;
         this.kafkaParams = kafkaParams;
         this.shown = shown;
-        this.description = description;
     }
 
     /** A builder; {@link Builder#zookeeper} and {@link Builder#kafkaParams} are required. */
@@ -136,33 +134,19 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      */
     public LoadReport loadWithReport(Collection<String> topics) {
         String[] names = topicNames(topics);
-        Object[] r = call(h -> NativeBridge.load(h, group, names));
-        String[] topicNames = (String[]) r[0];
-        int[] topicIndex = (int[]) r[1];
-        int[] partitions = (int[]) r[2];
-        long[] earliest = (long[]) r[6];
-        long[] latest = (long[]) r[7];
-        long[] chosen = (long[]) r[8];
-        byte[] actions = (byte[]) r[9];
-        long[] lost = (long[]) r[10];
-        String[] recreatedFrom = (String[]) r[11];
-        String[] recreatedTo = (String[]) r[12];
-        List<PartitionReport> reports = new ArrayList<>(partitions.length);
-        for (int i = 0; i < partitions.length; i++) {
-            Long stored = stored(r, i);
-            reports.add(new PartitionReport(topicNames[topicIndex[i]], partitions[i], stored,
-                    storedText(r, i, stored), earliest[i], latest[i], chosen[i],
-                    Action.fromCode(actions[i]), lost[i], recreatedFrom[i], recreatedTo[i]));
+        NativeLoadResult r = call(h -> NativeBridge.load(h, group, names));
+        NativePartitions p = r.partitions;
+        List<PartitionReport> reports = new ArrayList<>(p.size());
+        for (int i = 0; i < p.size(); i++) {
+            reports.add(new PartitionReport(p.topic(i), p.partitions[i], p.stored(i),
+                    p.storedText(i), p.earliest[i], p.latest[i], r.chosen[i],
+                    Action.fromCode(r.actions[i]), r.recordsLost[i], r.recreatedFromIds[i],
+                    r.recreatedToIds[i]));
         }
-        String[] staleTopics = (String[]) r[13];
-        int[] stalePartitions = (int[]) r[14];
-        byte[] staleKinds = (byte[]) r[15];
-        long[] staleOffsets = (long[]) r[16];
-        String[] staleTexts = (String[]) r[17];
-        List<StalePartition> stale = new ArrayList<>(stalePartitions.length);
-        for (int i = 0; i < stalePartitions.length; i++) {
-            stale.add(new StalePartition(staleTopics[i], stalePartitions[i],
-                    staleKinds[i] == STORED_OFFSET ? staleOffsets[i] : null, staleTexts[i]));
+        List<StalePartition> stale = new ArrayList<>(r.stalePartitions.length);
+        for (int i = 0; i < r.stalePartitions.length; i++) {
+            stale.add(new StalePartition(r.staleTopics[i], r.stalePartitions[i],
+                    r.staleKinds[i] == STORED_OFFSET ? r.staleOffsets[i] : null, r.staleTexts[i]));
         }
         return new LoadReport(reports, stale);
     }
@@ -241,9 +225,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             return CommitResult.EMPTY;
         }
         String[] names = batch.names.toArray(new String[0]);
-        long[] r = call(h -> NativeBridge.commit(h, group, names, batch.topicIndex,
-                batch.partitions, batch.offsets));
-        return new CommitResult(r[0], r[1], r[2], r[3], r[4] != 0, r[5], r[6]);
+        return call(h -> NativeBridge.commit(h, group, names, batch.topicIndex, batch.partitions,
+                batch.offsets));
     }
 
     /**
@@ -315,17 +298,13 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      */
     public List<PartitionLag> lag(Collection<String> topics) {
         String[] names = topicNames(topics);
-        Object[] r = call(h -> NativeBridge.inspect(h, group, names));
-        String[] topicNames = (String[]) r[0];
-        int[] topicIndex = (int[]) r[1];
-        int[] partitions = (int[]) r[2];
-        long[] earliest = (long[]) r[6];
-        long[] latest = (long[]) r[7];
-        long[] lag = (long[]) r[8];
-        List<PartitionLag> lags = new ArrayList<>(partitions.length);
-        for (int i = 0; i < partitions.length; i++) {
-            lags.add(new PartitionLag(topicNames[topicIndex[i]], partitions[i], stored(r, i),
-                    earliest[i], latest[i], lag[i] == NO_LAG ? null : lag[i]));
+        NativeInspectResult r = call(h -> NativeBridge.inspect(h, group, names));
+        NativePartitions p = r.partitions;
+        List<PartitionLag> lags = new ArrayList<>(p.size());
+        for (int i = 0; i < p.size(); i++) {
+            long lag = r.lag[i];
+            lags.add(new PartitionLag(p.topic(i), p.partitions[i], p.stored(i), p.earliest[i],
+                    p.latest[i], lag == NativeInspectResult.NO_LAG ? null : lag));
         }
         return Collections.unmodifiableList(lags);
     }
@@ -387,14 +366,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         return shown;
     }
 
-    /** The configuration as the engine read it (its defaults included), secrets masked. */
-    String configuration() {
-        return description;
-    }
-
     /** A deserialized copy is a fresh keeper with the same configuration, not yet opened. */
     private Object readResolve() {
-        return new OffsetKeeper(group, settings, kafkaParams, shown, description);
+        return new OffsetKeeper(group, settings, kafkaParams, shown);
     }
 
     private <T> T call(LongFunction<T> nativeCall) {
@@ -424,20 +398,6 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         if (closed) {
             throw new IllegalStateException("this OffsetKeeper (group " + group + ") is closed");
         }
-    }
-
-    /** Row i's stored offset, from the columns load and inspect results share. */
-    private static Long stored(Object[] r, int i) {
-        return ((byte[]) r[3])[i] == STORED_OFFSET ? ((long[]) r[4])[i] : null;
-    }
-
-    /** Row i's stored value as the report shows it: the offset, "none", or the corrupt text. */
-    private static String storedText(Object[] r, int i, Long stored) {
-        if (stored != null) {
-            return Long.toString(stored);
-        }
-        String corrupt = ((String[]) r[5])[i];
-        return corrupt != null ? corrupt : "none";
     }
 
     /** Null and emptiness only: the engine checks names and reports duplicates. */
@@ -534,10 +494,19 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
         /** Every entry as {@link #property}; values are taken as {@code String.valueOf}. */
         public Builder properties(Map<String, ?> properties) {
-            require(properties, "properties");
-            for (Map.Entry<String, ?> e : properties.entrySet()) {
-                String key = require(e.getKey(), "properties key");
-                property(key, String.valueOf(require(e.getValue(), "properties value of " + key)));
+            return each(properties, "properties", this::property);
+        }
+
+        /**
+         * Calls {@code setter} with every entry of {@code map}, the value as
+         * {@code String.valueOf}; {@code name} names the map in the null checks' messages.
+         */
+        private Builder each(Map<String, ?> map, String name, BiConsumer<String, String> setter) {
+            require(map, name);
+            for (Map.Entry<String, ?> e : map.entrySet()) {
+                String key = require(e.getKey(), name + " key");
+                Object value = require(e.getValue(), name + " value of " + key);
+                setter.accept(key, String.valueOf(value));
             }
             return this;
         }
@@ -626,13 +595,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
         /** Every entry as {@link #zookeeperProperty}; values are taken as {@code String.valueOf}. */
         public Builder zookeeperProperties(Map<String, ?> properties) {
-            require(properties, "zookeeperProperties");
-            for (Map.Entry<String, ?> e : properties.entrySet()) {
-                String key = require(e.getKey(), "zookeeperProperties key");
-                zookeeperProperty(key, String.valueOf(
-                        require(e.getValue(), "zookeeperProperties value of " + key)));
-            }
-            return this;
+            return each(properties, "zookeeperProperties", this::zookeeperProperty);
         }
 
         /**
@@ -816,21 +779,11 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             LinkedHashMap<String, String> settings = new LinkedHashMap<>(this.settings);
             LinkedHashMap<String, String> kafkaParams = new LinkedHashMap<>(this.kafkaParams);
             NativeLibrary.load();
-            Object[] checked = NativeBridge.checkConfig(keys(settings), values(settings),
-                    keys(kafkaParams), values(kafkaParams));
-            String shown = "OffsetKeeper{group=" + group + ", settings="
-                    + masked(settings, (String[]) checked[1]) + ", kafkaParams="
-                    + masked(kafkaParams, (String[]) checked[2]) + "}";
-            return new OffsetKeeper(group, settings, kafkaParams, shown, (String) checked[0]);
-        }
-
-        private static Map<String, String> masked(Map<String, String> pairs, String[] shown) {
-            Map<String, String> masked = new LinkedHashMap<>();
-            int i = 0;
-            for (String key : pairs.keySet()) {
-                masked.put(key, shown[i++]);
-            }
-            return masked;
+            NativeCheckedConfig checked = NativeBridge.checkConfig(keys(settings),
+                    values(settings), keys(kafkaParams), values(kafkaParams));
+            String shown = "OffsetKeeper{group=" + group + ", settings=" + checked.shownSettings
+                    + ", kafkaParams=" + checked.shownKafkaParams + "}";
+            return new OffsetKeeper(group, settings, kafkaParams, shown);
         }
 
         /** Milliseconds of a duration; one too long for a long is refused by the engine. */

@@ -101,7 +101,12 @@ public class ConfigPathTest {
 
         try (OffsetKeeper keeper = OffsetKeeper.builder().properties(properties).group(group)
                 .kafkaParams(Collections.<String, Object>emptyMap()).build()) {
-            String javaConfiguration = keeper.configuration();
+            // What the builder gives the engine for these properties: all of them as settings,
+            // no kafkaParams. The load below shows the keeper's engine deciding by them.
+            String javaConfiguration = NativeBridge.checkConfig(
+                    properties.keySet().toArray(new String[0]),
+                    properties.values().toArray(new String[0]), new String[0],
+                    new String[0]).description;
             assertEquals(cliConfiguration, javaConfiguration);
             assertTrue(javaConfiguration, javaConfiguration.contains("on_missing: Latest"));
             assertTrue(javaConfiguration, javaConfiguration.contains("fencing: false"));

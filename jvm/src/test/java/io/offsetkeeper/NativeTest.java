@@ -28,7 +28,7 @@ public class NativeTest {
     public void theShippedLibraryHasNoTestEntryPoint() {
         NativeLibrary.load();
         assertEquals(null, System.getProperty(NativeLibrary.OVERRIDE_PROPERTY));
-        UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class, NativeBridge::panicForTest);
+        UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class, PanicTest::panicForTest);
         assertTrue(String.valueOf(e.getMessage()), String.valueOf(e.getMessage()).contains("panicForTest"));
         assertEquals(Action.KEPT, OffsetKeeper.validate(1L, 0, 2, null, null, null).action());
     }
