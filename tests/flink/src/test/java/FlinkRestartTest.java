@@ -5,7 +5,7 @@ import io.offsetkeeper.Action;
 import io.offsetkeeper.LoadReport;
 import io.offsetkeeper.OffsetKeeper;
 import io.offsetkeeper.PartitionReport;
-import io.offsetkeeper.e2e.Cluster;
+import io.offsetkeeper.e2e.ClusterTestBase;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -27,8 +27,6 @@ import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.AfterClass;
-import org.junit.BeforeClass;
 import org.junit.Test;
 
 /**
@@ -37,19 +35,7 @@ import org.junit.Test;
  * with the real Kafka connector, after a retention purge and after a re-created topic: every
  * record Kafka holds past the valid start is read once, nothing purged or skipped.
  */
-public class FlinkRestartTest {
-    private static Cluster cluster;
-
-    @BeforeClass
-    public static void connect() {
-        cluster = Cluster.fromBuild();
-    }
-
-    @AfterClass
-    public static void disconnect() throws InterruptedException {
-        cluster.close();
-    }
-
+public class FlinkRestartTest extends ClusterTestBase {
     private static Map<String, Object> kafkaParams(String group) {
         Map<String, Object> params = new HashMap<>();
         params.put("bootstrap.servers", cluster.bootstrap);

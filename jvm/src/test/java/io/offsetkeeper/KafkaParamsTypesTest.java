@@ -1,5 +1,6 @@
 package io.offsetkeeper;
 
+import static io.offsetkeeper.TestCluster.secure;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
@@ -22,16 +23,6 @@ import org.junit.Test;
  * {@code Password}, numbers as numbers or text) reach the engine as Kafka reads them.
  */
 public class KafkaParamsTypesTest {
-    private static String secure(String name) {
-        String key = "OFFSETKEEPER_SECURE_" + name;
-        String value = System.getProperty(key, System.getenv(key));
-        if (value == null || value.isEmpty()) {
-            throw new IllegalStateException(key + " is not set: run the tests with"
-                    + " `gradle :jvm:test`, which starts the secured cluster");
-        }
-        return value;
-    }
-
     @Test
     public void bootstrapServersAsAListLoadsAndCommits() throws Exception {
         String topic = TestCluster.createTopic(2);

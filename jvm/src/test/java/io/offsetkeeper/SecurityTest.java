@@ -1,5 +1,6 @@
 package io.offsetkeeper;
 
+import static io.offsetkeeper.TestCluster.secure;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
@@ -28,16 +29,6 @@ import org.slf4j.LoggerFactory;
  * secret.
  */
 public class SecurityTest {
-    private static String secure(String name) {
-        String key = "OFFSETKEEPER_SECURE_" + name;
-        String value = System.getProperty(key, System.getenv(key));
-        if (value == null || value.isEmpty()) {
-            throw new IllegalStateException(key + " is not set: run the tests with"
-                    + " `gradle :jvm:test`, which starts the secured cluster");
-        }
-        return value;
-    }
-
     private static OffsetKeeper.Builder builder(String group, String password) {
         Map<String, Object> kafkaParams = new HashMap<>();
         kafkaParams.put("bootstrap.servers", secure("KAFKA_PLAINTEXT"));

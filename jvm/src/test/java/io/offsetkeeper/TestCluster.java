@@ -1,64 +1,90 @@
 package io.offsetkeeper;
 
-import java.nio.charset.StandardCharsets;
+import io.offsetkeeper.e2e.Cluster;
+import io.offsetkeeper.e2e.ClusterEnv;
+import java.io.IOException;
+import java.nio.file.Paths;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 
 /**
  * The real test cluster started by Gradle's clusterStart, and the Kafka and ZooKeeper clients
- * the tests use to set up and inspect what the engine sees. One set of clients per test JVM.
+ * the tests use to set up and inspect what the engine sees: the e2e tests' {@link Cluster}
+ * (tests/e2e, compiled in by jvm/build.gradle), one per test JVM, behind static methods.
  */
 final class TestCluster {
     private static final long WAIT_MS = 60_000;
 
-    private static Admin admin;
-    private static KafkaProducer<byte[], byte[]> producer;
-    private static ZooKeeper zooKeeper;
+    private static Cluster cluster;
+    private static ClusterEnv clusterEnv;
+    private static ClusterEnv secureEnv;
 
     private TestCluster() {}
 
-    /** An address from build/cluster/cluster.env, as Gradle passes it; absent is an error. */
-    private static String address(String name) {
-        String value = System.getProperty(name, System.getenv(name));
+    /**
+     * A key of the env file that system property {@code fileProperty} names (Gradle passes
+     * build/cluster/cluster.env and build/secure-cluster/secure.env): a system property of the
+     * key's name first, then the file, then an environment variable; absent is an error.
+     */
+    private static synchronized String setting(String key, String fileProperty, String hint) {
+        String value = System.getProperty(key);
+        if (value == null) {
+            String file = System.getProperty(fileProperty);
+            if (file != null) {
+                boolean secure = fileProperty.equals("offsetkeeper.secure.env");
+                ClusterEnv env = secure ? secureEnv : clusterEnv;
+                if (env == null) {
+                    try {
+                        env = ClusterEnv.load(Paths.get(file));
+                    } catch (IOException e) {
+                        throw new IllegalStateException("cannot read " + file + ": " + hint, e);
+                    }
+                    if (secure) {
+                        secureEnv = env;
+                    } else {
+                        clusterEnv = env;
+                    }
+                }
+                value = env.get(key);
+            }
+        }
+        if (value == null) {
+            value = System.getenv(key);
+        }
         if (value == null || value.isEmpty()) {
-            throw new IllegalStateException(name + " is not set: run the tests with"
-                    + " `gradle :jvm:test` (it starts the cluster), or set it as in"
-                    + " build/cluster/cluster.env");
+            throw new IllegalStateException(key + " is not set: " + hint);
         }
         return value;
     }
 
+    /** An address of the open cluster (build/cluster/cluster.env). */
+    private static String address(String key) {
+        return setting(key, "offsetkeeper.cluster.env", "run the tests with `gradle :jvm:test`"
+                + " (it starts the cluster), or set it as in build/cluster/cluster.env");
+    }
+
+    /** {@code OFFSETKEEPER_SECURE_<name>} of the secured cluster (build/secure-cluster/secure.env). */
+    static String secure(String name) {
+        return setting(ClusterEnv.SECURE_PREFIX + name, "offsetkeeper.secure.env",
+                "run the tests with `gradle :jvm:test`, which starts the secured cluster");
+    }
+
     static String zookeeper() {
-        return address("OFFSETKEEPER_ZK");
+        return address(ClusterEnv.ZK);
     }
 
     static String bootstrap() {
-        return address("OFFSETKEEPER_BOOTSTRAP");
+        return address(ClusterEnv.BOOTSTRAP);
     }
 
     /** A name no other test uses, legal for topics and groups. */
@@ -85,13 +111,16 @@ final class TestCluster {
         return keeperBuilder(group).build();
     }
 
-    static synchronized Admin admin() {
-        if (admin == null) {
-            Properties props = new Properties();
-            props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
-            admin = Admin.create(props);
+    /** The clients, opened on first use and kept for the test JVM's life. */
+    static synchronized Cluster cluster() {
+        if (cluster == null) {
+            cluster = new Cluster(zookeeper(), bootstrap());
         }
-        return admin;
+        return cluster;
+    }
+
+    static Admin admin() {
+        return cluster().admin();
     }
 
     /** A new topic whose partitions all have a leader, so the engine can list their offsets. */
@@ -103,20 +132,7 @@ final class TestCluster {
 
     static void createTopic(String topic, int partitions) throws Exception {
         long deadline = System.currentTimeMillis() + WAIT_MS;
-        while (true) {
-            try {
-                admin().createTopics(Collections.singleton(new NewTopic(topic, partitions, (short) 1)))
-                        .all().get();
-                break;
-            } catch (ExecutionException e) {
-                // A deleted topic of the same name may still be going away.
-                if (!(e.getCause() instanceof TopicExistsException)
-                        || System.currentTimeMillis() > deadline) {
-                    throw e;
-                }
-                Thread.sleep(200);
-            }
-        }
+        cluster().createTopic(topic, partitions);
         while (!hasLeaders(topic, partitions)) {
             if (System.currentTimeMillis() > deadline) {
                 throw new AssertionError("topic " + topic + " has no leaders after " + WAIT_MS + " ms");
@@ -138,64 +154,31 @@ final class TestCluster {
 
     /** Deletes the topic, waits until it is gone, and creates it again, empty. */
     static void recreateTopic(String topic, int partitions) throws Exception {
-        admin().deleteTopics(Collections.singleton(topic)).all().get();
-        long deadline = System.currentTimeMillis() + WAIT_MS;
-        while (admin().listTopics().names().get().contains(topic)) {
-            if (System.currentTimeMillis() > deadline) {
-                throw new AssertionError("topic " + topic + " was not deleted in " + WAIT_MS + " ms");
-            }
-            Thread.sleep(100);
-        }
+        cluster().deleteTopic(topic);
         createTopic(topic, partitions);
     }
 
-    static synchronized void produce(String topic, int partition, int records) throws Exception {
-        if (producer == null) {
-            Properties props = new Properties();
-            props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
-            props.put(ProducerConfig.ACKS_CONFIG, "all");
-            props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-            props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-            producer = new KafkaProducer<>(props);
-        }
-        for (int i = 0; i < records; i++) {
-            producer.send(new ProducerRecord<>(topic, partition, null, ("r" + i).getBytes(StandardCharsets.UTF_8)));
-        }
-        producer.flush();
+    /** {@code records} records to one partition, values r0, r1, ..., acknowledged. */
+    static void produce(String topic, int partition, int records) throws Exception {
+        cluster().produce(topic, partition, records, "r");
     }
 
     /** Retention by hand: the partition's earliest offset becomes {@code offset}. */
     static void deleteRecordsBefore(String topic, int partition, long offset) throws Exception {
-        admin().deleteRecords(Collections.singletonMap(new TopicPartition(topic, partition),
-                RecordsToDelete.beforeOffset(offset))).all().get();
+        cluster().deleteRecords(topic, partition, offset);
     }
 
-    static synchronized ZooKeeper zk() throws Exception {
-        if (zooKeeper == null) {
-            CountDownLatch connected = new CountDownLatch(1);
-            zooKeeper = new ZooKeeper(zookeeper(), 30_000, event -> {
-                if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
-                    connected.countDown();
-                }
-            });
-            if (!connected.await(WAIT_MS, TimeUnit.MILLISECONDS)) {
-                throw new AssertionError("no ZooKeeper session with " + zookeeper());
-            }
-        }
-        return zooKeeper;
+    static ZooKeeper zk() throws Exception {
+        return cluster().zooKeeper();
     }
 
     static String offsetPath(String group, String topic, int partition) {
-        return "/consumers/" + group + "/offsets/" + topic + "/" + partition;
+        return Cluster.offsetPath(group, topic, partition);
     }
 
     /** The znode's text, or null when it does not exist. */
     static String read(String path) throws Exception {
-        try {
-            return new String(zk().getData(path, false, null), StandardCharsets.UTF_8);
-        } catch (KeeperException.NoNodeException e) {
-            return null;
-        }
+        return cluster().readZnode(path);
     }
 
     static String readOffset(String group, String topic, int partition) throws Exception {
@@ -203,25 +186,12 @@ final class TestCluster {
     }
 
     static boolean exists(String path) throws Exception {
-        return zk().exists(path, false) != null;
+        return cluster().exists(path);
     }
 
     /** Creates or overwrites the znode, parents included. */
     static void write(String path, String text) throws Exception {
-        byte[] data = text.getBytes(StandardCharsets.UTF_8);
-        for (int slash = path.indexOf('/', 1); slash > 0; slash = path.indexOf('/', slash + 1)) {
-            try {
-                zk().create(path.substring(0, slash), new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE,
-                        CreateMode.PERSISTENT);
-            } catch (KeeperException.NodeExistsException ignored) {
-                // already there
-            }
-        }
-        try {
-            zk().create(path, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
-        } catch (KeeperException.NodeExistsException e) {
-            zk().setData(path, data, -1);
-        }
+        cluster().writeZnode(path, text);
     }
 
     static TopicPartition tp(String topic, int partition) {

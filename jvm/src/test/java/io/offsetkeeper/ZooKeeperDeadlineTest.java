@@ -5,9 +5,8 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
+import io.offsetkeeper.e2e.ClusterEnv;
 import java.io.File;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
@@ -39,13 +38,7 @@ public class ZooKeeperDeadlineTest {
         File dir = new File(root, "build/" + TestCluster.unique("jvm-freeze"));
         ensemble(root, "start", dir.getPath(), "1");
         try {
-            String connect = null;
-            for (String line : Files.readAllLines(new File(dir, "ensemble.env").toPath(),
-                    StandardCharsets.UTF_8)) {
-                if (line.startsWith("OFFSETKEEPER_ZK=")) {
-                    connect = line.substring("OFFSETKEEPER_ZK=".length()).trim();
-                }
-            }
+            String connect = ClusterEnv.load(new File(dir, "ensemble.env").toPath()).zookeeper();
             assertTrue("ensemble.env has no OFFSETKEEPER_ZK", connect != null);
             try (OffsetKeeper open = keeper(connect, group, true)) {
                 open.load(topics);

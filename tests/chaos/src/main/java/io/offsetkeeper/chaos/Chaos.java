@@ -1,6 +1,7 @@
 package io.offsetkeeper.chaos;
 
 import io.offsetkeeper.e2e.Cluster;
+import io.offsetkeeper.e2e.ClusterEnv;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -178,9 +179,9 @@ public final class Chaos {
     }
 
     private int soak() throws Exception {
-        Map<String, String> env = readEnv(clusterDir.resolve("cluster.env"));
-        zookeeper = env.get("OFFSETKEEPER_ZK");
-        bootstrap = env.get("OFFSETKEEPER_BOOTSTRAP");
+        ClusterEnv env = ClusterEnv.load(clusterDir.resolve("cluster.env"));
+        zookeeper = env.zookeeper();
+        bootstrap = env.bootstrap();
         cluster = new Cluster(zookeeper, bootstrap);
         try {
             cluster.createTopic(TOPIC, PARTITIONS);
@@ -876,17 +877,6 @@ public final class Chaos {
         }
         lines.removeIf(String::isEmpty);
         return lines;
-    }
-
-    private static Map<String, String> readEnv(Path file) throws IOException {
-        Map<String, String> env = new HashMap<>();
-        for (String line : Files.readAllLines(file)) {
-            int eq = line.indexOf('=');
-            if (eq > 0) {
-                env.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
-            }
-        }
-        return env;
     }
 
     private static Thread daemon(String name, Runnable body) {

@@ -2,12 +2,9 @@ package io.offsetkeeper.e2e;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.Collections;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -66,27 +63,17 @@ public final class Cluster implements AutoCloseable {
         String bootstrap = System.getProperty("offsetkeeper.bootstrap");
         if (zookeeper == null || bootstrap == null) {
             String file = System.getProperty("offsetkeeper.cluster.env", "build/cluster/cluster.env");
-            Map<String, String> env = readEnvFile(file);
-            zookeeper = env.get("OFFSETKEEPER_ZK");
-            bootstrap = env.get("OFFSETKEEPER_BOOTSTRAP");
+            ClusterEnv env;
+            try {
+                env = ClusterEnv.load(Paths.get(file));
+            } catch (IOException e) {
+                throw new IllegalStateException("no test cluster: cannot read " + file
+                        + "; run through Gradle (README), which starts ZooKeeper and Kafka", e);
+            }
+            zookeeper = env.zookeeper();
+            bootstrap = env.bootstrap();
         }
         return new Cluster(zookeeper, bootstrap);
-    }
-
-    private static Map<String, String> readEnvFile(String file) {
-        try {
-            Map<String, String> env = new HashMap<>();
-            for (String line : Files.readAllLines(Paths.get(file))) {
-                int eq = line.indexOf('=');
-                if (eq > 0) {
-                    env.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
-                }
-            }
-            return env;
-        } catch (IOException e) {
-            throw new IllegalStateException("no test cluster: cannot read " + file
-                    + "; run through Gradle (README), which starts ZooKeeper and Kafka", e);
-        }
     }
 
     private static ZooKeeper connect(String connect) {
@@ -180,6 +167,25 @@ public final class Cluster implements AutoCloseable {
     /** The stored offset path, in Kafka's old consumer layout. */
     public static String offsetPath(String group, String topic, int partition) {
         return "/consumers/" + group + "/offsets/" + topic + "/" + partition;
+    }
+
+    /** The Kafka admin client, for what no method here does. */
+    public Admin admin() {
+        return admin;
+    }
+
+    /** The ZooKeeper client, for what no method here does. */
+    public ZooKeeper zooKeeper() {
+        return zk;
+    }
+
+    /** Whether the znode exists. */
+    public boolean exists(String path) {
+        try {
+            return zk.exists(path, false) != null;
+        } catch (KeeperException | InterruptedException e) {
+            throw new IllegalStateException("exists " + path, e);
+        }
     }
 
     /** A znode's value as text, or null when the node does not exist. */

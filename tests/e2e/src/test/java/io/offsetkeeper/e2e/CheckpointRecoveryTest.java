@@ -21,8 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.AfterClass;
-import org.junit.BeforeClass;
 import org.junit.Test;
 
 /**
@@ -32,19 +30,8 @@ import org.junit.Test;
  * is refused while it runs; and it takes them over from the dead driver (same host) at once,
  * without waiting for the dead driver's ZooKeeper session to expire.
  */
-public class CheckpointRecoveryTest {
+public class CheckpointRecoveryTest extends ClusterTestBase {
     private static final long WAIT_MS = 120_000;
-    private static Cluster cluster;
-
-    @BeforeClass
-    public static void connect() {
-        cluster = Cluster.fromBuild();
-    }
-
-    @AfterClass
-    public static void disconnect() throws InterruptedException {
-        cluster.close();
-    }
 
     /** A driver JVM and every line it printed (stdout and stderr). */
     private static final class Driver implements AutoCloseable {

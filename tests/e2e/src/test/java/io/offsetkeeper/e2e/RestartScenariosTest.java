@@ -21,8 +21,6 @@ import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.AfterClass;
-import org.junit.BeforeClass;
 import org.junit.Test;
 
 /**
@@ -30,20 +28,9 @@ import org.junit.Test;
  * survives what kills today's jobs and skips nothing Kafka still holds; without it (offsets read
  * raw from ZooKeeper, as hand-written offset code does) it fails the way users reported.
  */
-public class RestartScenariosTest {
+public class RestartScenariosTest extends ClusterTestBase {
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(90);
     private static final AtomicInteger NAMES = new AtomicInteger();
-    private static Cluster cluster;
-
-    @BeforeClass
-    public static void connect() {
-        cluster = Cluster.fromBuild();
-    }
-
-    @AfterClass
-    public static void disconnect() throws InterruptedException {
-        cluster.close();
-    }
 
     private static String unique(String prefix) {
         return prefix + "-" + System.currentTimeMillis() % 1_000_000 + "-" + NAMES.incrementAndGet();
