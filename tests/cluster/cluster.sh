@@ -12,7 +12,8 @@
 #                                SASL_PLAINTEXT listeners (PLAIN, SCRAM-SHA-256/512) and an SSL one
 #                                that requires a client certificate, besides its PLAINTEXT one.
 #                                Certificates come from openssl (a CA and a 127.0.0.1 server
-#                                certificate, PEM) and keytool (a JKS truststore, to be refused);
+#                                certificate, PEM) and keytool (a JKS truststore, PKCS#12 and JKS
+#                                client keystores);
 #                                users, passwords and paths go to DIR/secure.env
 #
 # Env: OFFSETKEEPER_CLUSTER_CLASSPATH  file holding a ':'-separated classpath
@@ -253,6 +254,15 @@ configure_secure() {
   "${JAVA%java}keytool" -importcert -noprompt -alias ca -file "$s/ca.pem" \
     -keystore "$s/truststore.jks" -storepass changeit -storetype JKS >/dev/null 2>&1 ||
     die "keytool could not write $s/truststore.jks"
+  # The client identity as Java shops keep it: PKCS#12 (openssl's default encryption), and JKS
+  # with a key password of its own (ssl.key.password).
+  openssl pkcs12 -export -in "$s/server.pem" -inkey "$s/server.key" -certfile "$s/ca.pem" \
+    -name client -out "$s/client.p12" -passout pass:p12-store-pw 2>/dev/null ||
+    die "openssl could not write $s/client.p12"
+  "${JAVA%java}keytool" -importkeystore -noprompt -srckeystore "$s/client.p12" -srcstoretype PKCS12 \
+    -srcstorepass p12-store-pw -srcalias client -destkeystore "$s/client.jks" -deststoretype JKS \
+    -deststorepass jks-store-pw -destkeypass jks-key-pw >/dev/null 2>&1 ||
+    die "keytool could not write $s/client.jks"
   printf '%s\n' 'Server {' '  org.apache.zookeeper.server.auth.DigestLoginModule required' \
     "  user_$ZK_USER=\"$ZK_PASSWORD\"" '  user_kafka="kafka-broker-pw";' '};' >"$s/zk-jaas.conf"
   printf '%s\n' 'Client {' '  org.apache.zookeeper.server.auth.DigestLoginModule required' \
@@ -318,6 +328,14 @@ write_secure_env() {
     echo "OFFSETKEEPER_SECURE_KAFKA_PASSWORD=$KAFKA_PASSWORD"
     echo "OFFSETKEEPER_SECURE_CA=$DIR/secure/ca.pem"
     echo "OFFSETKEEPER_SECURE_JKS=$DIR/secure/truststore.jks"
+    echo "OFFSETKEEPER_SECURE_JKS_PASSWORD=changeit"
+    echo "OFFSETKEEPER_SECURE_CLIENT_P12=$DIR/secure/client.p12"
+    echo "OFFSETKEEPER_SECURE_CLIENT_P12_PASSWORD=p12-store-pw"
+    echo "OFFSETKEEPER_SECURE_CLIENT_JKS=$DIR/secure/client.jks"
+    echo "OFFSETKEEPER_SECURE_CLIENT_JKS_PASSWORD=jks-store-pw"
+    echo "OFFSETKEEPER_SECURE_CLIENT_JKS_KEY_PASSWORD=jks-key-pw"
+    echo "OFFSETKEEPER_SECURE_CLIENT_KEY=$DIR/secure/server.key"
+    echo "OFFSETKEEPER_SECURE_CLIENT_CERT=$DIR/secure/server.pem"
   } >"$DIR/secure.env.tmp"
   mv "$DIR/secure.env.tmp" "$DIR/secure.env"
 }

@@ -5,14 +5,12 @@
 //! handed to librdkafka in its names, so `migrate` accepts and refuses what loads do.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::Duration;
 
-use base64::engine::general_purpose::STANDARD as BASE64;
-use base64::Engine as _;
 use offsetkeeper::kafka::params::JAVA_ONLY_KEYS;
-use offsetkeeper::kafka::security::{platform_roots, KafkaSecurity};
+use offsetkeeper::kafka::security::KafkaSecurity;
 use offsetkeeper::names::check_name;
+use offsetkeeper::tls::platform_roots_pem;
 use offsetkeeper::{check_commit, KafkaSettings, TopicPartition};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
@@ -234,45 +232,21 @@ fn librdkafka_config(settings: &KafkaSettings) -> Result<ClientConfig, GroupErro
     }
     if security.tls.is_some() {
         config.set("ssl.endpoint.identification.algorithm", "https");
-        match &security.tls_files.ca {
-            Some(ca) => config.set("ssl.ca.location", path_text("ssl.ca.location", ca)?),
-            // librdkafka with a static OpenSSL would look in a fixed list of paths and miss
-            // SSL_CERT_FILE / SSL_CERT_DIR: given the roots loads trust instead.
-            None => config.set("ssl.ca.pem", roots_pem()?),
+        // As text: the engine has read and checked the files (or the jar's stores) already.
+        // librdkafka with a static OpenSSL would look in a fixed list of paths and miss
+        // SSL_CERT_FILE / SSL_CERT_DIR: given the platform's roots, it trusts what loads trust.
+        match &security.tls_pem.ca {
+            Some(ca) => config.set("ssl.ca.pem", &ca.text),
+            None => config.set("ssl.ca.pem", platform_roots_pem()?),
         };
-        if let Some(keystore) = &security.tls_files.keystore {
-            let path = path_text("ssl.keystore.location", keystore)?;
-            // One PEM file holds both; OpenSSL skips the blocks of the other kind.
+        if let Some(identity) = &security.tls_pem.identity {
+            // One PEM text holds both; OpenSSL skips the blocks of the other kind.
             config
-                .set("ssl.certificate.location", path)
-                .set("ssl.key.location", path);
+                .set("ssl.certificate.pem", &identity.text)
+                .set("ssl.key.pem", &identity.text);
         }
     }
     Ok(config)
-}
-
-fn path_text<'a>(key: &str, path: &'a Path) -> Result<&'a str, GroupError> {
-    path.to_str().ok_or_else(|| {
-        GroupError::Settings(format!(
-            "{key} {} is not UTF-8, which librdkafka cannot open; give a UTF-8 path",
-            path.display()
-        ))
-    })
-}
-
-/// The platform's trusted roots as PEM text.
-fn roots_pem() -> Result<String, GroupError> {
-    let mut pem = String::new();
-    for cert in platform_roots()? {
-        pem.push_str("-----BEGIN CERTIFICATE-----\n");
-        let encoded = BASE64.encode(cert.as_ref());
-        for line in encoded.as_bytes().chunks(64) {
-            pem.push_str(&String::from_utf8_lossy(line));
-            pem.push('\n');
-        }
-        pem.push_str("-----END CERTIFICATE-----\n");
-    }
-    Ok(pem)
 }
 
 #[cfg(test)]

@@ -16,10 +16,10 @@ mod load;
 pub mod names;
 mod ownership;
 mod partition_map;
-mod pem;
 #[cfg(test)]
 mod properties;
 mod runtime;
+pub mod tls;
 mod tracked;
 pub mod validate;
 pub mod zookeeper;

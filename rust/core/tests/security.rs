@@ -458,6 +458,24 @@ fn kafka_ssl_with_a_client_certificate_and_sasl_plaintext() {
     keeper.commit(&group, &batch(&topic, &[2])).unwrap();
     drop(keeper);
 
+    // The same CA and identity as PEM text (Kafka's in-memory PEM keys, what the jar hands
+    // over for a JKS or PKCS#12 store): no file is read.
+    let text = |name: &str| std::fs::read_to_string(secure.get(name)).expect("PEM file");
+    let (ca, chain, key) = (text("CA"), text("CLIENT_CERT"), text("CLIENT_KEY"));
+    let in_memory = [
+        ("bootstrap.servers", secure.get("KAFKA_SSL_CLIENT_AUTH")),
+        ("security.protocol", "SSL"),
+        ("ssl.truststore.type", "PEM"),
+        ("ssl.truststore.certificates", ca.as_str()),
+        ("ssl.keystore.type", "PEM"),
+        ("ssl.keystore.certificate.chain", chain.as_str()),
+        ("ssl.keystore.key", key.as_str()),
+    ];
+    let keeper = keeper_with_kafka(&plain.zookeeper, &zk_login, &in_memory).unwrap();
+    let loaded = keeper.load(&group, topics).unwrap();
+    assert_eq!(loaded.offsets().map(|(_, o)| o).collect::<Vec<_>>(), [2]);
+    drop(keeper);
+
     // The listener requires a client certificate: without one, no answer.
     let err = keeper_with_kafka(&plain.zookeeper, &zk_login, &mutual_tls[..4])
         .unwrap()

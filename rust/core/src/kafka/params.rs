@@ -51,7 +51,10 @@ pub const JAVA_ONLY_KEYS: &[&str] = &[
     "ssl.truststore.location",
     "ssl.truststore.type",
     "ssl.truststore.password",
+    "ssl.truststore.certificates",
     "ssl.keystore.type",
+    "ssl.keystore.certificate.chain",
+    "ssl.keystore.key",
     // librdkafka has no default.api.timeout.ms, and its request.timeout.ms is a producer's.
     "default.api.timeout.ms",
     "request.timeout.ms",
@@ -82,13 +85,10 @@ pub struct KafkaSettings {
 
 impl std::fmt::Debug for KafkaSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let shown: Vec<(&str, &str)> = self
+        let shown: Vec<(&str, String)> = self
             .settings
             .iter()
-            .map(|(key, value)| {
-                let shown = if is_secret_key(key) { "****" } else { value };
-                (key.as_str(), shown)
-            })
+            .map(|(key, value)| (key.as_str(), shown_value(key, value)))
             .collect();
         f.debug_struct("KafkaSettings")
             .field("settings", &shown)
@@ -216,10 +216,24 @@ pub fn is_secret_key(key: &str) -> bool {
             "jaas",
             "oauthbearer.config",
             "key.pem",
+            "keystore.key",
             "keytab",
         ]
         .iter()
         .any(|marker| key.contains(marker))
+}
+
+/// A value as messages and `toString` show it: `****` for a secret ([`is_secret_key`]), a count
+/// for certificates given as PEM text (they run to kilobytes), else the value.
+pub fn shown_value(key: &str, value: &str) -> String {
+    if is_secret_key(key) {
+        "****".to_string()
+    } else if key.ends_with("truststore.certificates") || key.ends_with("certificate.chain") {
+        let count = value.matches("-----BEGIN CERTIFICATE-----").count();
+        format!("({count} certificates in PEM)")
+    } else {
+        value.to_string()
+    }
 }
 
 /// Key/value pairs as Java's `Map.toString` shows them, `{key=value, other=value}`, with the
@@ -234,12 +248,7 @@ where
         .into_iter()
         .map(|(key, value)| {
             let key = key.as_ref();
-            let value = if is_secret_key(key) {
-                "****"
-            } else {
-                value.as_ref()
-            };
-            format!("{key}={value}")
+            format!("{key}={}", shown_value(key, value.as_ref()))
         })
         .collect();
     format!("{{{}}}", shown.join(", "))
@@ -387,6 +396,24 @@ mod tests {
         .unwrap();
         assert_eq!(jaas.redact("refused Jaas-Pw-1 for u"), "refused **** for u");
         assert!(is_secret_key("ssl.truststore.password"));
+        assert!(is_secret_key("ssl.keystore.key"));
+        assert!(is_secret_key("zookeeper.ssl.keystore.key"));
         assert!(!is_secret_key("bootstrap.servers"));
+    }
+
+    #[test]
+    fn certificates_in_pem_text_are_shown_as_a_count() {
+        let pem = "-----BEGIN CERTIFICATE-----\nAA\n-----END CERTIFICATE-----\n";
+        let shown = masked_pairs([
+            ("ssl.truststore.certificates", format!("{pem}{pem}")),
+            (
+                "ssl.keystore.key",
+                "-----BEGIN PRIVATE KEY-----".to_string(),
+            ),
+        ]);
+        assert_eq!(
+            shown,
+            "{ssl.truststore.certificates=(2 certificates in PEM), ssl.keystore.key=****}"
+        );
     }
 }

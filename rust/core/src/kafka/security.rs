@@ -5,31 +5,29 @@
 //! settings here too and hands librdkafka what was resolved (`rust/cli/src/migrate.rs`), so
 //! both clients accept and refuse the same settings.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::params::{jaas_login, KafkaSettings};
 use crate::error::{Error, Result};
-use crate::pem::{certificates, pem_file, private_key};
+use crate::tls::{client_config, endpoint_identification, keystore, pem_file, truststore, Pem};
 
 /// How a connection authenticates.
 #[derive(Clone, Default)]
 pub struct KafkaSecurity {
     /// TLS, when the protocol is SSL or SASL_SSL.
     pub tls: Option<Arc<rustls::ClientConfig>>,
-    /// The checked PEM files `tls` was built from, for another TLS client (`migrate`'s).
-    pub tls_files: TlsFiles,
+    /// The PEM `tls` was built from, for another TLS client (`migrate`'s).
+    pub tls_pem: TlsPem,
     pub sasl: Option<SaslLogin>,
 }
 
-/// The PEM files of a TLS setting; `None` where none is set.
+/// The PEM of a TLS setting; `None` where none is set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsFiles {
-    /// The CA certificates (`ssl.ca.location` or `ssl.truststore.location`); `None`: the
-    /// platform's roots ([`platform_roots`]).
-    pub ca: Option<PathBuf>,
-    /// The client's certificate chain and unencrypted private key (`ssl.keystore.location`).
-    pub keystore: Option<PathBuf>,
+pub struct TlsPem {
+    /// The CA certificates; `None`: the platform's roots ([`crate::tls::platform_roots`]).
+    pub ca: Option<Pem>,
+    /// The client's certificate chain and unencrypted private key.
+    pub identity: Option<Pem>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,15 +77,15 @@ impl KafkaSecurity {
                 )))
             }
         };
-        let (tls, tls_files) = if tls {
-            let (config, files) = tls_config(settings)?;
-            (Some(config), files)
+        let (tls, tls_pem) = if tls {
+            let (config, pem) = tls_config(settings)?;
+            (Some(config), pem)
         } else {
-            (None, TlsFiles::default())
+            (None, TlsPem::default())
         };
         Ok(KafkaSecurity {
             tls,
-            tls_files,
+            tls_pem,
             sasl: if sasl {
                 Some(sasl_login(settings)?)
             } else {
@@ -131,114 +129,26 @@ fn sasl_login(settings: &KafkaSettings) -> Result<SaslLogin> {
     }
 }
 
-/// The platform's trusted CA certificates, for a connection given no truststore: the files
-/// `SSL_CERT_FILE` / `SSL_CERT_DIR` name, else the system's bundle wherever this Linux keeps it
-/// (Debian, RHEL, Amazon Linux, Alpine, ...). None found is an error naming where it looked.
-pub fn platform_roots() -> Result<Vec<rustls::pki_types::CertificateDer<'static>>> {
-    let found = rustls_native_certs::load_native_certs();
-    if found.certs.is_empty() {
-        let why = found
-            .errors
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(Error::invalid(format!(
-            "no truststore is set and no CA certificate was found on this system (SSL_CERT_FILE, SSL_CERT_DIR, or the system's CA bundle){}; set the truststore location to a PEM file of the CA certificates",
-            if why.is_empty() { String::new() } else { format!(": {why}") }
-        )));
-    }
-    Ok(found.certs)
-}
-
-fn tls_config(settings: &KafkaSettings) -> Result<(Arc<rustls::ClientConfig>, TlsFiles)> {
-    match settings.get("ssl.endpoint.identification.algorithm") {
-        None => {}
-        Some(v) if v.eq_ignore_ascii_case("https") => {}
-        Some(other) => {
-            return Err(Error::invalid(format!(
-                "ssl.endpoint.identification.algorithm '{other}' is not supported; allowed: https (the broker's certificate must name the host asked)"
-            )))
-        }
-    }
-    let mut roots = rustls::RootCertStore::empty();
-    let ca = settings
-        .get("ssl.ca.location")
-        .map(|path| ("ssl.ca.location", path, "PEM"))
-        .or_else(|| {
-            settings.get("ssl.truststore.location").map(|path| {
-                (
-                    "ssl.truststore.location",
-                    path,
-                    settings.get("ssl.truststore.type").unwrap_or("JKS"),
-                )
-            })
-        });
-    let mut files = TlsFiles::default();
-    match ca {
-        Some((key, path, kind)) => {
-            let path = pem_file(key, path, kind, "ssl.truststore.type")?;
-            files.ca = Some(path.clone());
-            let what = format!("{key} {}", path.display());
-            for cert in certificates(&what, &read_file(key, &path)?)? {
-                roots.add(cert).map_err(|err| {
-                    Error::invalid(format!(
-                        "{key} {}: a certificate is not usable: {err}",
-                        path.display()
-                    ))
-                })?;
-            }
-            if roots.is_empty() {
-                return Err(Error::invalid(format!(
-                    "{key} {} holds no certificate; give the CA certificates in PEM",
-                    path.display()
-                )));
-            }
-        }
-        None => {
-            // The platform's roots, as the Java client uses the JVM's.
-            for cert in platform_roots()? {
-                // A root rustls cannot use (an old or odd certificate) is left out, as the
-                // platform's other TLS clients leave it out.
-                let _ = roots.add(cert);
-            }
-        }
-    }
-    // The provider named, not the process default: that one panics when a second provider
-    // is compiled in anywhere in the program.
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|err| Error::Internal(format!("TLS setup: {err}")))?
-        .with_root_certificates(roots);
-    let config = match settings.get("ssl.keystore.location") {
-        None => builder.with_no_client_auth(),
-        Some(path) => {
-            let kind = settings.get("ssl.keystore.type").unwrap_or("JKS");
-            let path = pem_file("ssl.keystore.location", path, kind, "ssl.keystore.type")?;
-            let what = format!("ssl.keystore.location {}", path.display());
-            let pem = read_file("ssl.keystore.location", &path)?;
-            let certs = certificates(&what, &pem)?;
-            let key = private_key(&what, &pem)?
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "ssl.keystore.location {} holds no unencrypted private key; give the key and its certificate chain in PEM",
-                    path.display()
-                ))
-            })?;
-            let config = builder.with_client_auth_cert(certs, key).map_err(|err| {
-                Error::invalid(format!("ssl.keystore.location {}: {err}", path.display()))
-            })?;
-            files.keystore = Some(path);
-            config
-        }
+/// TLS from the Java client's keys (`ssl.truststore.*`, `ssl.keystore.*`, see [`crate::tls`])
+/// or librdkafka's `ssl.ca.location`, which wins over the truststore as in librdkafka.
+fn tls_config(settings: &KafkaSettings) -> Result<(Arc<rustls::ClientConfig>, TlsPem)> {
+    endpoint_identification(
+        "ssl.endpoint.identification.algorithm",
+        settings.get("ssl.endpoint.identification.algorithm"),
+    )?;
+    let get = |key: &str| settings.get(key).map(str::to_string);
+    let ca = match settings.get("ssl.ca.location") {
+        Some(path) => Some(pem_file(
+            "ssl.ca.location",
+            path,
+            "PEM",
+            "ssl.truststore.type",
+        )?),
+        None => truststore(&get, "")?,
     };
-    Ok((Arc::new(config), files))
-}
-
-fn read_file(key: &str, path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path)
-        .map_err(|err| Error::invalid(format!("{key} {}: cannot read it: {err}", path.display())))
+    let identity = keystore(&get, "")?;
+    let config = client_config(ca.as_ref(), identity.as_ref())?;
+    Ok((config, TlsPem { ca, identity }))
 }
 
 #[cfg(test)]

@@ -833,10 +833,7 @@ impl ZkStore {
             return Ok((learned, None));
         }
         let tls = match &self.config.security.tls {
-            Some(tls) => Some(server_version::tls_connector(
-                tls.ca_pem.as_deref(),
-                tls.identity_pem.as_deref(),
-            )?),
+            Some(tls) => Some(server_version::tls_connector(tls)?),
             None => None,
         };
         let detected = server_version::detect(&self.config.connect, timeout, tls.as_ref()).await?;

@@ -9,8 +9,9 @@
 //! | `zookeeper.sasl.mechanism` | `DIGEST-MD5` |
 //! | `zookeeper.sasl.username`, `zookeeper.sasl.password` | the SASL login |
 //! | `zookeeper.ssl.client.enable` | `true`: TLS to every server of the connect string |
-//! | `zookeeper.ssl.truststore.location` + `zookeeper.ssl.truststore.type=PEM` | the CA certificates |
-//! | `zookeeper.ssl.keystore.location` + `zookeeper.ssl.keystore.type=PEM` | a client certificate chain and key |
+//! | `zookeeper.ssl.truststore.location` + `zookeeper.ssl.truststore.type=PEM` | the CA certificates (the jar also reads `JKS` and `PKCS12` with `zookeeper.ssl.truststore.password`) |
+//! | `zookeeper.ssl.keystore.location` + `zookeeper.ssl.keystore.type=PEM` | a client certificate chain and key (the jar: also `JKS`, `PKCS12`, `zookeeper.ssl.keystore.password`) |
+//! | `zookeeper.ssl.truststore.certificates`; `zookeeper.ssl.keystore.certificate.chain` + `zookeeper.ssl.keystore.key` | the same as PEM text (Kafka's in-memory PEM keys, under `zookeeper.`) |
 //!
 //! Credentials never appear in `Debug` output or in messages.
 
@@ -19,17 +20,18 @@ use std::fmt;
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
-use crate::pem::pem_text;
+use crate::tls::{endpoint_identification, keystore, platform_roots_pem, truststore, Pem};
 
 /// The keys understood, for messages.
-const KEYS: &str = "zookeeper.server.version, zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password, zookeeper.ssl.client.enable, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.type, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.type, zookeeper.ssl.endpoint.identification.algorithm";
+const KEYS: &str = "zookeeper.server.version, zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password, zookeeper.ssl.client.enable, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.type, zookeeper.ssl.truststore.password, zookeeper.ssl.truststore.certificates, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.type, zookeeper.ssl.keystore.password, zookeeper.ssl.keystore.certificate.chain, zookeeper.ssl.keystore.key, zookeeper.ssl.endpoint.identification.algorithm";
 
 /// TLS to ZooKeeper: the CA certificates and an optional client identity, as PEM text.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ZkTls {
-    pub ca_pem: Option<String>,
+    /// `None`: the platform's CA certificates.
+    pub ca: Option<Pem>,
     /// A certificate chain and its private key (one PEM text holding both).
-    pub identity_pem: Option<String>,
+    pub identity: Option<Pem>,
 }
 
 /// The ACL of every node offsetkeeper creates (offset folders and nodes, ownership nodes).
@@ -85,12 +87,8 @@ impl fmt::Debug for ZkSecurity {
                 &self.tls.as_ref().map(|tls| {
                     format!(
                         "ca: {}, client identity: {}",
-                        if tls.ca_pem.is_some() {
-                            "given"
-                        } else {
-                            "system"
-                        },
-                        if tls.identity_pem.is_some() {
+                        if tls.ca.is_some() { "given" } else { "system" },
+                        if tls.identity.is_some() {
                             "****"
                         } else {
                             "none"
@@ -140,11 +138,17 @@ impl ZkSecurity {
                         "zookeeper.connect is the connect string, not a security setting: give it as the builder's zookeeper(...) or the CLI's --zookeeper",
                     ))
                 }
+                // Read by the jar's Java side, which opens JKS and PKCS#12 stores; the engine's
+                // PEM needs none (as Kafka's client ignores them for PEM).
+                "zookeeper.ssl.truststore.password" | "zookeeper.ssl.keystore.password" => {}
                 "zookeeper.ssl.client.enable"
                 | "zookeeper.ssl.truststore.location"
                 | "zookeeper.ssl.truststore.type"
+                | "zookeeper.ssl.truststore.certificates"
                 | "zookeeper.ssl.keystore.location"
                 | "zookeeper.ssl.keystore.type"
+                | "zookeeper.ssl.keystore.certificate.chain"
+                | "zookeeper.ssl.keystore.key"
                 | "zookeeper.ssl.endpoint.identification.algorithm" => {
                     ssl.insert(key.to_string(), value.trim().to_string());
                 }
@@ -205,22 +209,25 @@ impl ZkSecurity {
     pub(crate) fn apply(&self, mut connector: zk::Connector) -> Result<zk::Connector> {
         if let Some(tls) = &self.tls {
             let mut options = zk::TlsOptions::new();
-            if let Some(ca) = &tls.ca_pem {
-                options = options.with_pem_ca(ca).map_err(|err| {
-                    Error::invalid(format!("zookeeper.ssl.truststore.location: {err}"))
-                })?;
+            if let Some(ca) = &tls.ca {
+                options = options
+                    .with_pem_ca(&ca.text)
+                    .map_err(|err| Error::invalid(format!("{}: {err}", ca.what)))?;
             } else {
                 // No truststore: the platform's roots, as for Kafka (zookeeper-client takes PEM).
                 options = options.with_pem_ca(&platform_roots_pem()?).map_err(|err| {
                     Error::invalid(format!("the system's CA certificates: {err}"))
                 })?;
             }
-            if let Some(identity) = &tls.identity_pem {
-                options = options.with_pem_identity(identity, identity).map_err(|_| {
-                    Error::invalid(
-                        "zookeeper.ssl.keystore.location: no certificate chain with an unencrypted private key in it",
-                    )
-                })?;
+            if let Some(identity) = &tls.identity {
+                options = options
+                    .with_pem_identity(&identity.text, &identity.text)
+                    .map_err(|_| {
+                        Error::invalid(format!(
+                            "{}: no certificate chain with an unencrypted private key in it",
+                            identity.what
+                        ))
+                    })?;
             }
             connector = connector.with_tls(options);
         }
@@ -235,22 +242,6 @@ impl ZkSecurity {
         }
         Ok(connector)
     }
-}
-
-/// The platform's CA certificates as PEM text.
-fn platform_roots_pem() -> Result<String> {
-    use base64::Engine as _;
-    let mut pem = String::new();
-    for cert in crate::kafka::security::platform_roots()? {
-        let encoded = base64::engine::general_purpose::STANDARD.encode(cert.as_ref());
-        pem.push_str("-----BEGIN CERTIFICATE-----\n");
-        for line in encoded.as_bytes().chunks(64) {
-            pem.push_str(&String::from_utf8_lossy(line));
-            pem.push('\n');
-        }
-        pem.push_str("-----END CERTIFICATE-----\n");
-    }
-    Ok(pem)
 }
 
 /// TLS from the `zookeeper.ssl.*` keys (Kafka's names for its own ZooKeeper client).
@@ -273,32 +264,15 @@ fn tls_settings(ssl: &std::collections::HashMap<String, String>) -> Result<Optio
         }
         return Ok(None);
     }
-    match ssl.get("zookeeper.ssl.endpoint.identification.algorithm") {
-        None => {}
-        Some(v) if v.eq_ignore_ascii_case("https") => {}
-        Some(other) => {
-            return Err(Error::invalid(format!(
-                "zookeeper.ssl.endpoint.identification.algorithm '{other}' is not supported; allowed: https"
-            )))
-        }
-    }
-    let store = |location: &str, kind: &str| -> Result<Option<String>> {
-        ssl.get(location)
-            .map(|path| {
-                let kind_value = ssl.get(kind).map(String::as_str).unwrap_or("JKS");
-                pem_text(location, path, kind_value, kind)
-            })
-            .transpose()
-    };
+    endpoint_identification(
+        "zookeeper.ssl.endpoint.identification.algorithm",
+        ssl.get("zookeeper.ssl.endpoint.identification.algorithm")
+            .map(String::as_str),
+    )?;
+    let get = |key: &str| ssl.get(key).cloned();
     Ok(Some(ZkTls {
-        ca_pem: store(
-            "zookeeper.ssl.truststore.location",
-            "zookeeper.ssl.truststore.type",
-        )?,
-        identity_pem: store(
-            "zookeeper.ssl.keystore.location",
-            "zookeeper.ssl.keystore.type",
-        )?,
+        ca: truststore(&get, "zookeeper.")?,
+        identity: keystore(&get, "zookeeper.")?,
     }))
 }
 

@@ -6,13 +6,13 @@
 //! answer winning (a rolling upgrade mixes versions), or set by `zookeeper.server.version`.
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
+use super::security::ZkTls;
 use crate::error::{Error, Result};
-use crate::pem::{certificates, private_key};
+use crate::tls::client_config;
 
 /// The property that sets the version instead of asking the servers.
 pub const PROPERTY: &str = "zookeeper.server.version";
@@ -150,40 +150,12 @@ pub fn connect_hosts(connect: &str) -> Result<Vec<(String, u16)>> {
     Ok(hosts)
 }
 
-/// TLS for `srvr`, from the PEM text of `zookeeper.ssl.truststore.location` (the system's CA
-/// bundle without it) and `zookeeper.ssl.keystore.location`. ZooKeeper's Netty server answers
+/// TLS for `srvr`, with the CA certificates and client identity of the session's TLS (the
+/// platform's CA certificates without a truststore). ZooKeeper's Netty server answers
 /// four-letter words after the handshake.
-pub fn tls_connector(
-    ca_pem: Option<&str>,
-    identity_pem: Option<&str>,
-) -> Result<tokio_rustls::TlsConnector> {
-    let mut roots = rustls::RootCertStore::empty();
-    let ca = match ca_pem {
-        Some(text) => certificates("zookeeper.ssl.truststore.location", text.as_bytes())?,
-        None => std::fs::read("/etc/ssl/certs/ca-certificates.crt")
-            .ok()
-            .and_then(|pem| certificates("system CA bundle", &pem).ok())
-            .unwrap_or_default(),
-    };
-    roots.add_parsable_certificates(ca);
-    // The provider named, not the process default (see kafka::security).
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|err| Error::Internal(format!("TLS setup: {err}")))?
-        .with_root_certificates(roots);
-    let config = match identity_pem {
-        None => builder.with_no_client_auth(),
-        Some(text) => {
-            let key = "zookeeper.ssl.keystore.location";
-            let private_key = private_key(key, text.as_bytes())?
-                .ok_or_else(|| Error::invalid(format!("{key}: no unencrypted private key")))?;
-            builder
-                .with_client_auth_cert(certificates(key, text.as_bytes())?, private_key)
-                .map_err(|err| Error::invalid(format!("{key}: {err}")))?
-        }
-    };
-    Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
+pub fn tls_connector(tls: &ZkTls) -> Result<tokio_rustls::TlsConnector> {
+    let config = client_config(tls.ca.as_ref(), tls.identity.as_ref())?;
+    Ok(tokio_rustls::TlsConnector::from(config))
 }
 
 /// Asks one server `srvr`, over TLS when given; its answer, read to the end.

@@ -387,8 +387,11 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         synchronized (opening) {
             if (handle == 0) {
                 NativeLibrary.load();
-                handle = NativeBridge.open(keys(settings), values(settings),
-                        keys(kafkaParams), values(kafkaParams));
+                // Java keystores are read here, at each open, and never kept (see KeyStores).
+                Map<String, String> engineSettings = KeyStores.asPem(settings, "zookeeper.");
+                Map<String, String> engineKafka = KeyStores.asPem(kafkaParams, "");
+                handle = NativeBridge.open(keys(engineSettings), values(engineSettings),
+                        keys(engineKafka), values(engineKafka));
             }
             return handle;
         }
@@ -573,8 +576,11 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          *   <li>{@code zookeeper.sasl.mechanism} ({@code DIGEST-MD5}),
          *       {@code zookeeper.sasl.username}, {@code zookeeper.sasl.password}: a SASL login;
          *   <li>{@code zookeeper.ssl.client.enable} ({@code true}),
-         *       {@code zookeeper.ssl.truststore.location} / {@code .type} ({@code PEM}),
-         *       {@code zookeeper.ssl.keystore.location} / {@code .type} ({@code PEM}): TLS;
+         *       {@code zookeeper.ssl.truststore.location} / {@code .type} ({@code PEM},
+         *       {@code JKS} or {@code PKCS12}) / {@code .password},
+         *       {@code zookeeper.ssl.keystore.location} / {@code .type} / {@code .password}: TLS
+         *       (Java keystores are read with the JVM's {@code KeyStore} each time the keeper
+         *       opens);
          *   <li>{@code zookeeper.server.version}: the servers' version, e.g. {@code 3.4.14},
          *       instead of asking them with the {@code srvr} four-letter word.
          * </ul>
@@ -779,8 +785,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             LinkedHashMap<String, String> settings = new LinkedHashMap<>(this.settings);
             LinkedHashMap<String, String> kafkaParams = new LinkedHashMap<>(this.kafkaParams);
             NativeLibrary.load();
-            NativeCheckedConfig checked = NativeBridge.checkConfig(keys(settings),
-                    values(settings), keys(kafkaParams), values(kafkaParams));
+            Map<String, String> engineSettings = KeyStores.asPem(settings, "zookeeper.");
+            Map<String, String> engineKafka = KeyStores.asPem(kafkaParams, "");
+            NativeCheckedConfig checked = NativeBridge.checkConfig(keys(engineSettings),
+                    values(engineSettings), keys(engineKafka), values(engineKafka));
             String shown = "OffsetKeeper{group=" + group + ", settings=" + checked.shownSettings
                     + ", kafkaParams=" + checked.shownKafkaParams + "}";
             return new OffsetKeeper(group, settings, kafkaParams, shown);

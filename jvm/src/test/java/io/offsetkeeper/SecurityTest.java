@@ -119,14 +119,103 @@ public class SecurityTest {
             String shown = keeper.toString();
             assertFalse(shown, shown.contains(password));
         }
+        // The JKS truststore a Java shop already has, read with the JVM's KeyStore.
         kafkaParams.put("ssl.truststore.location", secure("JKS"));
         kafkaParams.put("ssl.truststore.type", "JKS");
+        kafkaParams.put("ssl.truststore.password", secure("JKS_PASSWORD"));
         try (OffsetKeeper keeper = builder.kafkaParams(kafkaParams).build()) {
-            keeper.load(Collections.singleton(topic));
-            fail("a JKS truststore must be refused");
+            assertEquals(2, keeper.load(Collections.singleton(topic)).size());
+            String shown = keeper.toString();
+            assertTrue(shown, shown.contains("ssl.truststore.certificates=(1 certificates in PEM)"));
+            assertFalse(shown, shown.contains(secure("JKS_PASSWORD")));
+        }
+        // A PKCS#12 store holding only a key entry trusts nothing: refused at build, by name.
+        kafkaParams.put("ssl.truststore.location", secure("CLIENT_P12"));
+        kafkaParams.put("ssl.truststore.type", "PKCS12");
+        kafkaParams.put("ssl.truststore.password", secure("CLIENT_P12_PASSWORD"));
+        try {
+            builder.kafkaParams(kafkaParams).build();
+            fail("a truststore without a trusted certificate must be refused");
         } catch (IllegalArgumentException e) {
-            assertTrue(e.getMessage(), e.getMessage().contains("Java KeyStore (JKS)"));
-            assertTrue(e.getMessage(), e.getMessage().contains("PEM"));
+            assertTrue(e.getMessage(), e.getMessage().contains(
+                    "ssl.truststore.location holds no trusted certificate entry"));
+        }
+    }
+
+    /**
+     * Java keystores for the client identity (mutual TLS) and for ZooKeeper's TLS: PKCS#12 and
+     * JKS with a key password of its own, read by the jar; a wrong password is refused at
+     * build, naming the key and the file, never the password, and nothing is written.
+     */
+    @Test
+    public void javaKeystoresForMutualTlsAndZookeeperTls() throws Exception {
+        String topic = topicOnSecureCluster();
+        String group = TestCluster.unique("keystores");
+        Map<String, Object> kafkaParams = new HashMap<>();
+        kafkaParams.put("bootstrap.servers", secure("KAFKA_SSL_CLIENT_AUTH"));
+        kafkaParams.put("security.protocol", "SSL");
+        kafkaParams.put("ssl.truststore.location", secure("JKS"));
+        kafkaParams.put("ssl.truststore.password", secure("JKS_PASSWORD"));
+        kafkaParams.put("ssl.keystore.location", secure("CLIENT_P12"));
+        kafkaParams.put("ssl.keystore.type", "PKCS12");
+        kafkaParams.put("ssl.keystore.password", secure("CLIENT_P12_PASSWORD"));
+        OffsetKeeper.Builder builder = OffsetKeeper.builder().zookeeper(secure("ZK_TLS"))
+                .group(group).kafkaParams(kafkaParams)
+                .zookeeperProperty("zookeeper.sasl.username", secure("ZK_USER"))
+                .zookeeperProperty("zookeeper.sasl.password", secure("ZK_PASSWORD"))
+                .zookeeperProperty("zookeeper.ssl.client.enable", "true")
+                .zookeeperProperty("zookeeper.ssl.truststore.location", secure("JKS"))
+                .zookeeperProperty("zookeeper.ssl.truststore.type", "JKS")
+                .zookeeperProperty("zookeeper.ssl.truststore.password", secure("JKS_PASSWORD"))
+                .zookeeperProperty("zookeeper.ssl.keystore.location", secure("CLIENT_P12"))
+                .zookeeperProperty("zookeeper.ssl.keystore.type", "PKCS12")
+                .zookeeperProperty("zookeeper.ssl.keystore.password",
+                        secure("CLIENT_P12_PASSWORD"));
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        offsets.put(new TopicPartition(topic, 0), 0L);
+        offsets.put(new TopicPartition(topic, 1), 0L);
+        List<String> printed = new ArrayList<>();
+        try (OffsetKeeper keeper = builder.build()) {
+            printed.add(keeper.toString());
+            assertEquals(2, keeper.load(Collections.singleton(topic)).size());
+            assertEquals(2, keeper.commit(offsets).written());
+        }
+        // JKS with a key password of its own (ssl.key.password): the offsets written come back.
+        kafkaParams.put("ssl.keystore.location", secure("CLIENT_JKS"));
+        kafkaParams.put("ssl.keystore.type", "JKS");
+        kafkaParams.put("ssl.keystore.password", secure("CLIENT_JKS_PASSWORD"));
+        kafkaParams.put("ssl.key.password", secure("CLIENT_JKS_KEY_PASSWORD"));
+        try (OffsetKeeper keeper = builder.kafkaParams(kafkaParams).build()) {
+            printed.add(keeper.toString());
+            assertEquals(offsets, keeper.load(Collections.singleton(topic)));
+        }
+        String wrong = "Not-The-Key-Password-3";
+        kafkaParams.put("ssl.key.password", wrong);
+        try {
+            builder.kafkaParams(kafkaParams).build();
+            fail("a wrong key password must be refused");
+        } catch (IllegalArgumentException e) {
+            printed.add(e.getMessage());
+            assertTrue(e.getMessage(), e.getMessage().contains("ssl.keystore.location"));
+            assertTrue(e.getMessage(), e.getMessage().contains("is wrong or missing"));
+        }
+        kafkaParams.put("ssl.key.password", secure("CLIENT_JKS_KEY_PASSWORD"));
+        kafkaParams.put("ssl.keystore.password", wrong);
+        try {
+            builder.kafkaParams(kafkaParams).build();
+            fail("a wrong store password must be refused");
+        } catch (IllegalArgumentException e) {
+            printed.add(e.getMessage());
+            assertTrue(e.getMessage(), e.getMessage().contains(
+                    "ssl.keystore.location " + secure("CLIENT_JKS") + " (JKS): cannot read it"));
+        }
+        for (String text : printed) {
+            for (String secret : new String[] {wrong, secure("JKS_PASSWORD"),
+                    secure("CLIENT_P12_PASSWORD"), secure("CLIENT_JKS_PASSWORD"),
+                    secure("CLIENT_JKS_KEY_PASSWORD"), secure("ZK_PASSWORD")}) {
+                assertFalse(text, text.contains(secret));
+            }
+            assertFalse(text, text.contains("PRIVATE KEY"));
         }
     }
 
