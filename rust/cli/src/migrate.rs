@@ -303,7 +303,7 @@ mod tests {
                     ("ssl.truststore.type", "PKCS12"),
                     ("ssl.truststore.password", "hunter2-secret"),
                 ],
-                "has ssl.truststore.type=PKCS12; allowed: PEM",
+                "has ssl.truststore.type=PKCS12; allowed here: PEM",
             ),
         ] {
             let mut all = vec![

@@ -49,12 +49,16 @@ final class KeyStores {
         }
         String keystore = prefix + "ssl.keystore.";
         if (isJavaStore(out, keystore)) {
-            KeyStore store = open(out, keystore);
             // Kafka's key password for the key entry (ssl.key.password), else the store's.
             String keyPassword = out.remove(prefix + "ssl.key.password");
             if (keyPassword == null) {
                 keyPassword = out.get(keystore + "password");
             }
+            if (keyPassword == null) {
+                throw new IllegalArgumentException(keystore + "location is a Java keystore and "
+                        + keystore + "password is not set; its key cannot be read without it");
+            }
+            KeyStore store = open(out, keystore);
             identity(store, keyPassword, out, keystore);
             out.put(keystore + "type", "PEM");
         }
@@ -121,7 +125,7 @@ final class KeyStores {
                 throw new IllegalArgumentException(prefix + "location holds no private key entry");
             }
             String alias = keyAliases.get(0);
-            Key key = store.getKey(alias, keyPassword == null ? null : keyPassword.toCharArray());
+            Key key = store.getKey(alias, keyPassword.toCharArray());
             if (!(key instanceof PrivateKey)) {
                 throw new IllegalArgumentException(prefix + "location: the entry '" + alias
                         + "' holds no private key");
