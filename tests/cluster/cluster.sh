@@ -3,7 +3,8 @@
 # `java` processes launched from a resolved classpath file, all state under one DIR.
 #
 #   cluster.sh start DIR         fresh cluster: new free ports, empty data, writes DIR/cluster.env
-#   cluster.sh stop DIR          stop Kafka, then ZooKeeper (data is kept)
+#   cluster.sh stop DIR          stop Kafka, then ZooKeeper (data is kept), then a KDC (whose keys
+#                                live in memory: a Kerberos cluster comes back by start-kerberos)
 #   cluster.sh status DIR        print which servers run
 #   cluster.sh stop-kafka|start-kafka|stop-zk|start-zk DIR
 #                                one server only, same ports and data (for fault tests)
@@ -15,12 +16,31 @@
 #                                certificate, PEM) and keytool (a JKS truststore, PKCS#12 and JKS
 #                                client keystores);
 #                                users, passwords and paths go to DIR/secure.env
+#   cluster.sh start-kerberos DIR
+#                                fresh Kerberos cluster: a KDC (Apache Kerby, KdcMain.java beside
+#                                this script; realm EXAMPLE.COM, TCP on loopback), a ZooKeeper that
+#                                requires SASL GSSAPI on every session, and Kafka with a
+#                                SASL_PLAINTEXT GSSAPI listener besides its PLAINTEXT one (which
+#                                the broker uses itself; it logs in to ZooKeeper with Kerberos).
+#                                Keytabs, krb5.conf, a client ticket cache and a client JAAS file
+#                                go to DIR/kerberos, their paths and the addresses to
+#                                DIR/kerberos.env
+#   cluster.sh check-kerberos DIR
+#                                proves that the Kerberos cluster requires Kerberos and takes the
+#                                client's (KerberosCheck.java beside this script)
+#   cluster.sh kinit DIR         a fresh TGT of the client in its ticket cache (tickets expire:
+#                                see OFFSETKEEPER_KERBEROS_TICKET_LIFETIME); no MIT tools needed
 #
 # Env: OFFSETKEEPER_CLUSTER_CLASSPATH  file holding a ':'-separated classpath
 #                                      (default <repo>/build/cluster/classpath.txt)
 #      OFFSETKEEPER_ZK_CLASSPATH       classpath file for ZooKeeper only (default: the one above)
 #      OFFSETKEEPER_KAFKA_CLASSPATH    classpath file for Kafka only (default: the one above);
 #                                      the compatibility matrix mixes versions (tests/compat)
+#      OFFSETKEEPER_KDC_CLASSPATH      classpath file of the Kerberos cluster's KDC: Kerby's jars
+#                                      (default <repo>/build/cluster/kdc-classpath.txt)
+#      OFFSETKEEPER_KERBEROS_TICKET_LIFETIME
+#                                      the longest life of a ticket from that KDC, in seconds
+#                                      (default 14400, 4 hours); re-login tests want about 120
 #      OFFSETKEEPER_CLUSTER_TIMEOUT    seconds to wait for a server to come up (default 90)
 #      OFFSETKEEPER_CLUSTER_BROKERS    Kafka brokers of `start` (default 1); broker i > 0 runs
 #                                      as role kafka<i> under DIR/kafka<i>. One process holds
@@ -39,6 +59,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 CLASSPATH_FILE=${OFFSETKEEPER_CLUSTER_CLASSPATH:-$ROOT/build/cluster/classpath.txt}
 ZK_CLASSPATH_FILE=${OFFSETKEEPER_ZK_CLASSPATH:-$CLASSPATH_FILE}
 KAFKA_CLASSPATH_FILE=${OFFSETKEEPER_KAFKA_CLASSPATH:-$CLASSPATH_FILE}
+KDC_CLASSPATH_FILE=${OFFSETKEEPER_KDC_CLASSPATH:-$ROOT/build/cluster/kdc-classpath.txt}
+TICKET_LIFETIME=${OFFSETKEEPER_KERBEROS_TICKET_LIFETIME:-14400}
 TIMEOUT=${OFFSETKEEPER_CLUSTER_TIMEOUT:-90}
 STOP_TIMEOUT=30
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
@@ -48,7 +70,7 @@ BROKERS=${OFFSETKEEPER_CLUSTER_BROKERS:-1}
 ZK_HEAP=${OFFSETKEEPER_ZK_HEAP:-1g}
 KAFKA_HEAP=${OFFSETKEEPER_KAFKA_HEAP:-512m}
 
-[ $# -eq 2 ] || die "usage: cluster.sh start|start-secure|stop|status|start-kafka|stop-kafka|start-zk|stop-zk DIR"
+[ $# -eq 2 ] || die "usage: cluster.sh start|start-secure|start-kerberos|check-kerberos|kinit|stop|status|start-kafka|stop-kafka|start-zk|stop-zk DIR"
 CMD=$1
 [[ "$CMD" != start* ]] || mkdir -p "$2"
 if [ ! -d "$2" ]; then
@@ -175,7 +197,8 @@ start_extra_brokers() {
   done
 }
 
-# The running servers' roles, brokers first (in the order to stop them).
+# The running servers' roles, brokers first (in the order to stop them); the KDC last, and only
+# where there is one.
 roles() {
   local f
   for f in "$DIR"/kafka[0-9]*.pid; do
@@ -183,13 +206,15 @@ roles() {
   done
   echo kafka
   echo zk
+  if [ -e "$DIR/kdc.pid" ] || [ -d "$DIR/kerberos" ]; then echo kdc; fi
 }
 
 # Fresh ports, configs and empty data dirs; DIR's other files (classpath.txt) are left alone.
 configure() {
   local ports
   rm -rf "$DIR/zk" "$DIR/kafka" "$DIR"/kafka[0-9]* "$DIR/logs" "$DIR/cluster.env" "$DIR/ports.env" \
-    "$DIR/secure" "$DIR/secure.env" "$DIR/zk.jvmflags" "$DIR/kafka.jvmflags"
+    "$DIR/secure" "$DIR/secure.env" "$DIR/zk.jvmflags" "$DIR/kafka.jvmflags" \
+    "$DIR/kerberos" "$DIR/kerberos.env"
   mkdir -p "$DIR/zk/data" "$DIR/kafka/data" "$DIR/logs"
   ports=$(probe free-ports 2) || die "could not find free loopback ports"
   ZK_PORT=${ports% *} KAFKA_PORT=${ports#* }
@@ -340,6 +365,121 @@ write_secure_env() {
   mv "$DIR/secure.env.tmp" "$DIR/secure.env"
 }
 
+# The Kerberos cluster: one realm and the KDC's principals (KdcMain.java makes them, with one
+# keytab each: DIR/kerberos/<name before the slash>.keytab).
+REALM=EXAMPLE.COM
+ZK_PRINCIPAL=zookeeper/localhost@$REALM
+KAFKA_PRINCIPAL=kafka/localhost@$REALM
+CLIENT_PRINCIPAL=offsetkeeper@$REALM
+OTHER_PRINCIPAL=other@$REALM
+
+# jaas_keytab SECTION PRINCIPAL: a JAAS section logging PRINCIPAL in from its keytab.
+jaas_keytab() {
+  printf '%s\n' "$1 {" '  com.sun.security.auth.module.Krb5LoginModule required' \
+    '  useKeyTab=true storeKey=true useTicketCache=false' \
+    "  keyTab=\"$DIR/kerberos/${2%%[/@]*}.keytab\"" "  principal=\"$2\";" '};'
+}
+
+# JAAS files, krb5.conf flags and the Kerberos parts of both configs (after configure). The
+# servers' principals have the host localhost: ZooKeeper is reached as localhost:PORT and the
+# broker advertises its SASL listener as localhost:PORT (both listen on 127.0.0.1), so a client
+# derives zookeeper/localhost and kafka/localhost without a reverse lookup.
+configure_kerberos() {
+  local ports k=$DIR/kerberos
+  [[ "$TICKET_LIFETIME" =~ ^[1-9][0-9]*$ ]] ||
+    die "OFFSETKEEPER_KERBEROS_TICKET_LIFETIME is '$TICKET_LIFETIME'; allowed: a whole number of seconds"
+  ports=$(probe free-ports 2) || die "could not find free loopback ports"
+  read -r KDC_PORT KAFKA_SASL_PLAINTEXT_PORT <<<"$ports"
+  printf '%s\n' "KDC_PORT=$KDC_PORT" "KAFKA_SASL_PLAINTEXT_PORT=$KAFKA_SASL_PLAINTEXT_PORT" >>"$DIR/ports.env"
+  mkdir -p "$k"
+  jaas_keytab Server "$ZK_PRINCIPAL" >"$k/zk-jaas.conf"
+  jaas_keytab Client "$KAFKA_PRINCIPAL" >"$k/kafka-jaas.conf" # the broker's own ZooKeeper login
+  # OtherClient: a second identity, for a keeper named to it with zookeeper.sasl.clientconfig.
+  { jaas_keytab Client "$CLIENT_PRINCIPAL"; jaas_keytab KafkaClient "$CLIENT_PRINCIPAL"
+    jaas_keytab OtherClient "$OTHER_PRINCIPAL"; } >"$k/client-jaas.conf"
+  {
+    echo "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+    echo "sessionRequireClientSASLAuth=true"
+    # Identities as ACLs name them: sasl:offsetkeeper, sasl:kafka (no host, no realm).
+    echo "kerberos.removeHostFromPrincipal=true"
+    echo "kerberos.removeRealmFromPrincipal=true"
+  } >>"$DIR/zk/zoo.cfg"
+  printf '%s\n' "-Djava.security.auth.login.config=$k/zk-jaas.conf" "-Djava.security.krb5.conf=$k/krb5.conf" >"$DIR/zk.jvmflags"
+  printf '%s\n' "-Djava.security.auth.login.config=$k/kafka-jaas.conf" "-Djava.security.krb5.conf=$k/krb5.conf" >"$DIR/kafka.jvmflags"
+  sed -i -e "s|^listeners=.*|listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PLAINTEXT_PORT|" \
+    -e "s|^zookeeper.connect=.*|zookeeper.connect=localhost:$ZK_PORT|" "$DIR/kafka/server.properties"
+  {
+    echo "advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_PLAINTEXT://localhost:$KAFKA_SASL_PLAINTEXT_PORT"
+    echo "inter.broker.listener.name=PLAINTEXT"
+    echo "sasl.enabled.mechanisms=GSSAPI"
+    echo "sasl.kerberos.service.name=kafka"
+    echo "listener.name.sasl_plaintext.gssapi.sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true useTicketCache=false keyTab=\"$k/kafka.keytab\" principal=\"$KAFKA_PRINCIPAL\";"
+  } >>"$DIR/kafka/server.properties"
+}
+
+# The KDC; keytabs, krb5.conf and the client's ticket cache are in place once it is ready.
+start_kdc() {
+  load_ports
+  ! pid_of kdc >/dev/null || die "KDC of $DIR is already running"
+  read_classpath_file "$KDC_CLASSPATH_FILE" kdcClasspath
+  rm -f "$DIR/kerberos/kdc.ready"
+  launch kdc 256m "$HERE/KdcMain.java" serve "$DIR/kerberos" "$KDC_PORT" "$TICKET_LIFETIME"
+  wait_for kdc "keytabs and an answer on 127.0.0.1:$KDC_PORT" \
+    kdc-ready "127.0.0.1:$KDC_PORT" "$DIR/kerberos/kdc.ready"
+  log "KDC up on 127.0.0.1:$KDC_PORT (realm $REALM, tickets live ${TICKET_LIFETIME}s)"
+}
+
+# kerberos.env: where the Kerberos cluster listens, its realm and the client credentials.
+write_kerberos_env() {
+  local k=$DIR/kerberos
+  {
+    echo "OFFSETKEEPER_KERBEROS_ZK=localhost:$ZK_PORT"
+    echo "OFFSETKEEPER_KERBEROS_KAFKA_SASL_PLAINTEXT=localhost:$KAFKA_SASL_PLAINTEXT_PORT"
+    echo "OFFSETKEEPER_KERBEROS_KAFKA_PLAINTEXT=127.0.0.1:$KAFKA_PORT"
+    echo "OFFSETKEEPER_KERBEROS_REALM=$REALM"
+    echo "OFFSETKEEPER_KERBEROS_KRB5_CONF=$k/krb5.conf"
+    echo "OFFSETKEEPER_KERBEROS_KDC=127.0.0.1:$KDC_PORT"
+    echo "OFFSETKEEPER_KERBEROS_TICKET_LIFETIME=$TICKET_LIFETIME"
+    echo "OFFSETKEEPER_KERBEROS_ZK_PRINCIPAL=$ZK_PRINCIPAL"
+    echo "OFFSETKEEPER_KERBEROS_KAFKA_PRINCIPAL=$KAFKA_PRINCIPAL"
+    echo "OFFSETKEEPER_KERBEROS_CLIENT_PRINCIPAL=$CLIENT_PRINCIPAL"
+    echo "OFFSETKEEPER_KERBEROS_CLIENT_KEYTAB=$k/offsetkeeper.keytab"
+    echo "OFFSETKEEPER_KERBEROS_CLIENT_CCACHE=$k/offsetkeeper.ccache"
+    echo "OFFSETKEEPER_KERBEROS_CLIENT_JAAS=$k/client-jaas.conf"
+    echo "OFFSETKEEPER_KERBEROS_OTHER_PRINCIPAL=$OTHER_PRINCIPAL"
+    echo "OFFSETKEEPER_KERBEROS_OTHER_KEYTAB=$k/other.keytab"
+  } >"$DIR/kerberos.env.tmp"
+  mv "$DIR/kerberos.env.tmp" "$DIR/kerberos.env"
+}
+
+kerberos_env() {
+  [ -f "$DIR/kerberos.env" ] || die "no Kerberos cluster in $DIR; run 'cluster.sh start-kerberos $DIR' first"
+  # shellcheck source=/dev/null
+  . "$DIR/kerberos.env"
+}
+
+# check-kerberos: KerberosCheck.java with the client JAAS file and krb5.conf, as a test JVM has them.
+check_kerberos() {
+  kerberos_env
+  read_classpath "$KAFKA_CLASSPATH_FILE"
+  "$JAVA" "-Djava.security.krb5.conf=$OFFSETKEEPER_KERBEROS_KRB5_CONF" \
+    "-Djava.security.auth.login.config=$OFFSETKEEPER_KERBEROS_CLIENT_JAAS" \
+    "-Dlog4j.configuration=file:$HERE/log4j.properties" "-Doffsetkeeper.log.file=$DIR/logs/check-kerberos.log" \
+    -cp "$CP" "$HERE/KerberosCheck.java" "$DIR/kerberos.env" ||
+    { tail_logs check-kerberos; die "the Kerberos cluster of $DIR failed its check"; }
+}
+
+# kinit: the client's ticket cache afresh from its keytab, by Kerby's client (MIT's kinit is not
+# installed here).
+kinit_client() {
+  kerberos_env
+  read_classpath_file "$KDC_CLASSPATH_FILE" kdcClasspath
+  "$JAVA" "-Dlog4j.configuration=file:$HERE/log4j.properties" "-Doffsetkeeper.log.file=$DIR/logs/kinit.log" \
+    -cp "$CP" "$HERE/KdcMain.java" kinit "${OFFSETKEEPER_KERBEROS_KDC##*:}" \
+    "$OFFSETKEEPER_KERBEROS_CLIENT_PRINCIPAL" "$OFFSETKEEPER_KERBEROS_CLIENT_KEYTAB" "$OFFSETKEEPER_KERBEROS_CLIENT_CCACHE" ||
+    { tail_logs kinit; die "kinit of $OFFSETKEEPER_KERBEROS_CLIENT_PRINCIPAL failed"; }
+}
+
 # A failed start must not leave half a cluster behind (Gradle then never runs clusterStop).
 STARTED=()
 cleanup() {
@@ -352,7 +492,7 @@ trap 'rc=$?; [ $rc -eq 0 ] || cleanup' EXIT
 
 case $CMD in
   start)
-    if pid_of kafka >/dev/null || pid_of zk >/dev/null; then
+    if pid_of kafka >/dev/null || pid_of zk >/dev/null || pid_of kdc >/dev/null; then
       log "a cluster is still running from $DIR; restarting it fresh"
       for r in $(roles); do stop_role "$r"; done
     fi
@@ -367,10 +507,7 @@ case $CMD in
     log "cluster ready; env in $DIR/cluster.env"
     ;;
   start-secure)
-    if pid_of kafka >/dev/null || pid_of zk >/dev/null; then
-      stop_role kafka
-      stop_role zk
-    fi
+    for r in $(roles); do stop_role "$r"; done
     read_classpath
     configure
     configure_secure
@@ -381,6 +518,19 @@ case $CMD in
     write_secure_env
     log "secured cluster ready; env in $DIR/secure.env"
     ;;
+  start-kerberos)
+    for r in $(roles); do stop_role "$r"; done
+    read_classpath
+    configure
+    configure_kerberos
+    start_kdc
+    start_zk
+    start_kafka
+    write_kerberos_env
+    log "Kerberos cluster ready; env in $DIR/kerberos.env"
+    ;;
+  check-kerberos) check_kerberos ;;
+  kinit) kinit_client ;;
   stop)
     for r in $(roles); do stop_role "$r"; done
     ;;

@@ -10,7 +10,10 @@
   probe.py kafka-brokers HOST:PORT N [ID]
                                      Metadata lists at least N brokers (and broker ID); for
                                      KRaft, whose Metadata names no real controller
+  probe.py kdc-ready HOST:PORT FILE  the KDC accepts TCP connections and has written FILE, its
+                                     mark that keytabs, krb5.conf and ticket cache are in place
 """
+import os
 import socket
 import struct
 import sys
@@ -91,6 +94,13 @@ def kafka_brokers(hostport, n, broker_id=None):
     return len(ids) >= n and (broker_id is None or broker_id in ids)
 
 
+def kdc_ready(hostport, ready_file):
+    if not os.path.exists(ready_file):
+        return False
+    with socket.create_connection(addr(hostport), timeout=TIMEOUT):
+        return True
+
+
 def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "free-ports":
@@ -105,6 +115,8 @@ def main(argv):
         return kafka_ready(args[0], int(args[1]))
     if cmd == "kafka-brokers":
         return kafka_brokers(args[0], int(args[1]), int(args[2]) if len(args) > 2 else None)
+    if cmd == "kdc-ready":
+        return kdc_ready(args[0], args[1])
     sys.exit(__doc__)
 
 

@@ -20,6 +20,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::kafka::KafkaSettings;
 use crate::names::check_base_path;
+use crate::sasl::SaslProviderHandle;
 use crate::validate::{OnAboveRange, OnBelowRange, OnMissing, OnRecreated, Policy};
 use crate::zookeeper::ZkConfig;
 pub use defaults::DEFAULT_COMMIT_OUTAGE_TOLERANCE;
@@ -107,6 +108,10 @@ pub struct KeeperConfig {
     /// written by the next commit. Zero: every such failure is returned at once. 5 minutes by
     /// default ([`DEFAULT_COMMIT_OUTAGE_TOLERANCE`]).
     pub commit_outage_tolerance: Duration,
+    /// The host's SASL mechanism (the jar's JVM Kerberos login), which `sasl.mechanism=GSSAPI`
+    /// and `zookeeper.sasl.mechanism=GSSAPI` need; `None` (the default): they are refused.
+    /// Not a property: set by code ([`with_sasl_provider`](Self::with_sasl_provider)).
+    pub sasl_provider: Option<SaslProviderHandle>,
 }
 
 /// Ownership of a group's partitions: a load registers the keeper under
@@ -158,6 +163,15 @@ impl KeeperConfig {
             monotonic: true,
             ownership: Ownership::default(),
             commit_outage_tolerance: DEFAULT_COMMIT_OUTAGE_TOLERANCE,
+            sasl_provider: None,
+        }
+    }
+
+    /// The configuration with `provider` for the GSSAPI settings.
+    pub fn with_sasl_provider(self, provider: SaslProviderHandle) -> KeeperConfig {
+        KeeperConfig {
+            sasl_provider: Some(provider),
+            ..self
         }
     }
 

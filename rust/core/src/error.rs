@@ -19,13 +19,16 @@ pub enum Error {
     /// ZooKeeper refused or failed an operation.
     #[error(
         "ZooKeeper {operation} failed at {path}: {source}{}",
-        auth_hint(source)
+        hint(source, detail)
     )]
     ZooKeeper {
         operation: &'static str,
         path: String,
         #[source]
         source: zookeeper_client::Error,
+        /// What the client knows beyond `source`, e.g. why the SASL GSSAPI login failed;
+        /// empty when nothing.
+        detail: String,
     },
 
     /// The connect string names a chroot (`host:2181/kafka`) that does not exist on the servers.
@@ -90,6 +93,15 @@ pub enum Error {
     /// A bug in offsetkeeper; reported, never a crash.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// The detail in parentheses, else what to check when ZooKeeper refused the session's identity.
+fn hint(source: &zookeeper_client::Error, detail: &str) -> String {
+    if detail.is_empty() {
+        auth_hint(source).to_string()
+    } else {
+        format!(" ({detail})")
+    }
 }
 
 /// What to check when ZooKeeper refused the session's identity.

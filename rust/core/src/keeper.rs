@@ -35,10 +35,15 @@ impl OffsetKeeper {
     /// Checks the configuration and prepares the clients; servers are contacted on first use.
     pub fn open(config: KeeperConfig) -> Result<OffsetKeeper> {
         config.check_limits()?;
+        let provider = config.sasl_provider.as_ref();
         Ok(OffsetKeeper {
             cx: Context {
-                store: ZkStore::new(config.zookeeper)?,
-                brokers: Some(Brokers::new(config.kafka, config.kafka_timeout)?),
+                store: ZkStore::with_sasl_provider(config.zookeeper, provider)?,
+                brokers: Some(Brokers::with_sasl_provider(
+                    config.kafka,
+                    config.kafka_timeout,
+                    provider,
+                )?),
                 owners: Owners::new(),
                 tracked: Tracked::default(),
                 policy: config.policy,

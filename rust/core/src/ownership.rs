@@ -956,12 +956,14 @@ async fn after_refused_claim(ops: &[WriteOp], refused: Refused, settle_by: Insta
                 operation: CHURN,
                 path,
                 source: refused.error,
+                detail: String::new(),
             })
         }
         error => Err(Error::ZooKeeper {
             operation: "register ownership",
             path,
             source: error,
+            detail: String::new(),
         }),
     }
 }

@@ -8,6 +8,7 @@ mod convert;
 mod errors;
 mod logging;
 mod results;
+mod sasl;
 
 use std::sync::Arc;
 
@@ -86,6 +87,19 @@ fn config<'local>(
     Ok((config, settings, kafka))
 }
 
+/// The configuration with the JVM's Kerberos (a `GssapiClients`, held by a global reference
+/// until the engine drops it) when Java passed one.
+fn with_gssapi(
+    env: &mut Env<'_>,
+    config: KeeperConfig,
+    gssapi: &JObject<'_>,
+) -> Result<KeeperConfig> {
+    if gssapi.is_null() {
+        return Ok(config);
+    }
+    Ok(config.with_sasl_provider(sasl::provider(env, gssapi)?))
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
     mut unowned: EnvUnowned<'local>,
@@ -94,11 +108,13 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
     values: JObjectArray<'local, JString<'local>>,
     kafka_keys: JObjectArray<'local, JString<'local>>,
     kafka_values: JObjectArray<'local, JString<'local>>,
+    gssapi: JObject<'local>,
 ) -> jlong {
     unowned
         .with_env(|env| -> Result<jlong> {
             init(env);
             let (config, _, _) = config(env, &keys, &values, &kafka_keys, &kafka_values)?;
+            let config = with_gssapi(env, config, &gssapi)?;
             let engine = OffsetKeeper::open(config)?;
             Ok(Box::into_raw(Box::new(engine)) as jlong)
         })
@@ -115,12 +131,14 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_checkConfig<'local>(
     values: JObjectArray<'local, JString<'local>>,
     kafka_keys: JObjectArray<'local, JString<'local>>,
     kafka_values: JObjectArray<'local, JString<'local>>,
+    gssapi: JObject<'local>,
 ) -> JObject<'local> {
     unowned
         .with_env(|env| -> Result<JObject<'local>> {
             init(env);
             let (config, settings, kafka) =
                 config(env, &keys, &values, &kafka_keys, &kafka_values)?;
+            let config = with_gssapi(env, config, &gssapi)?;
             CheckedConfig {
                 description: env.new_string(format!("{config:?}"))?,
                 shown_settings: env.new_string(masked_pairs(settings.iter()))?,

@@ -497,6 +497,7 @@ async fn take_in(
                 .map_or("/", |(op, _)| op.path())
                 .to_string(),
             source: refused.error,
+            detail: String::new(),
         }));
     };
     let refusal = Refusal {
@@ -619,6 +620,7 @@ impl Refusal<'_> {
             operation: "multi-write",
             path: self.op.path().to_string(),
             source: self.error,
+            detail: String::new(),
         }
     }
 

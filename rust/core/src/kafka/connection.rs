@@ -17,6 +17,7 @@ use super::protocol::{
 };
 use super::scram::{Hash, Scram};
 use super::security::{KafkaSecurity, Mechanism, SaslLogin};
+use crate::sasl::{blocking, SaslProviderHandle, SaslService, GSSAPI};
 
 /// A plain or TLS stream.
 trait Io: AsyncRead + AsyncWrite + Unpin + Send + Sync {}
@@ -73,11 +74,7 @@ impl Connection {
         let stream: Box<dyn Io> = match &security.tls {
             None => Box::new(tcp),
             Some(config) => {
-                let host = address
-                    .rsplit_once(':')
-                    .map_or(address, |(host, _)| host)
-                    .trim_start_matches('[')
-                    .trim_end_matches(']');
+                let host = host_of(address);
                 let name =
                     rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|_| {
                         CallError::Authentication(format!("'{host}' is not a TLS server name"))
@@ -98,13 +95,14 @@ impl Connection {
         connection.versions = connection.api_versions().await?;
         if let Some(login) = &security.sasl {
             connection.log_in(login).await?;
+        } else if let Some(provider) = &security.gssapi {
+            connection.log_in_gssapi(provider, host_of(address)).await?;
         }
         Ok(connection)
     }
 
-    /// SaslHandshake, then the mechanism's SaslAuthenticate rounds.
-    async fn log_in(&mut self, login: &SaslLogin) -> Result<(), CallError> {
-        let mechanism = login.mechanism.name();
+    /// SaslHandshake: whether the broker enables `mechanism` here.
+    async fn handshake(&mut self, mechanism: &'static str) -> Result<(), CallError> {
         let version = self.version("SaslHandshake", API_SASL_HANDSHAKE, SASL_HANDSHAKE_VERSIONS)?;
         let mut request = SaslHandshakeRequest::default();
         request.mechanism = StrBytes::from_static_str(mechanism);
@@ -116,6 +114,13 @@ impl Connection {
                 enabled.join(", ")
             )));
         }
+        Ok(())
+    }
+
+    /// SaslHandshake, then the mechanism's SaslAuthenticate rounds.
+    async fn log_in(&mut self, login: &SaslLogin) -> Result<(), CallError> {
+        let mechanism = login.mechanism.name();
+        self.handshake(mechanism).await?;
         let refused = |why: String| {
             CallError::Authentication(format!(
                 "SASL {mechanism} login of user '{}' failed: {why}",
@@ -147,6 +152,29 @@ impl Connection {
             }
         }
         Ok(())
+    }
+
+    /// SaslHandshake, then SaslAuthenticate rounds of the provider's exchange with `host`
+    /// until the client is complete. The broker answers the client's last message too
+    /// (GSSAPI: empty, after the security layer's choice), and that answer is read as well.
+    async fn log_in_gssapi(
+        &mut self,
+        provider: &SaslProviderHandle,
+        host: &str,
+    ) -> Result<(), CallError> {
+        self.handshake(GSSAPI).await?;
+        let failed =
+            |why: String| CallError::Authentication(format!("SASL {GSSAPI} login failed: {why}"));
+        let mut exchange = blocking(|| provider.0.start(SaslService::Kafka, host))
+            .map_err(|failure| failed(failure.0))?;
+        let mut token = blocking(|| exchange.initial()).map_err(|failure| failed(failure.0))?;
+        loop {
+            let answer = self.authenticate(&token).await.map_err(failed)?;
+            if exchange.is_complete() {
+                return Ok(());
+            }
+            token = blocking(|| exchange.evaluate(&answer)).map_err(|failure| failed(failure.0))?;
+        }
     }
 
     /// One SaslAuthenticate round: the server's bytes, or why it refused.
@@ -256,6 +284,15 @@ impl Connection {
     }
 }
 
+/// The host of `host:port` or `[v6]:port`, as the address names it (an IP literal stays one).
+fn host_of(address: &str) -> &str {
+    address
+        .rsplit_once(':')
+        .map_or(address, |(host, _)| host)
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,6 +332,267 @@ mod tests {
             );
             drop(peer.await.unwrap());
         });
+    }
+
+    mod gssapi {
+        use super::*;
+        use crate::kafka::{Brokers, KafkaSettings};
+        use crate::sasl::fake::{FakeProvider, Script};
+        use crate::sasl::SaslService;
+        use bytes::BytesMut;
+        use kafka_protocol::messages::api_versions_response::ApiVersion;
+        use kafka_protocol::messages::{
+            ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+            SaslAuthenticateResponse, SaslHandshakeResponse,
+        };
+        use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
+        use tokio::net::TcpListener;
+
+        /// The broker's answer to one SaslAuthenticate request: its bytes, or an error code
+        /// and message.
+        type Answer = Result<&'static [u8], (i16, &'static str)>;
+
+        /// The broker's SaslAuthenticate rounds: the client bytes expected, the answer.
+        type Rounds = Vec<(&'static [u8], Answer)>;
+
+        /// A broker answering ApiVersions, SaslHandshake (GSSAPI only) and SaslAuthenticate
+        /// rounds `(expected client bytes, answer)`, until the client hangs up; it returns
+        /// the API keys of the requests it answered, in order.
+        async fn broker(rounds: Rounds) -> (String, tokio::task::JoinHandle<Vec<i16>>) {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let address = listener.local_addr().unwrap().to_string();
+            let task = tokio::spawn(async move {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let mut rounds = rounds.into_iter();
+                let mut answered = Vec::new();
+                while let Ok(size) = socket.read_i32().await {
+                    let mut request = vec![0; usize::try_from(size).unwrap()];
+                    socket.read_exact(&mut request).await.unwrap();
+                    let api_key = i16::from_be_bytes([request[0], request[1]]);
+                    let version = i16::from_be_bytes([request[2], request[3]]);
+                    let mut request = Bytes::from(request);
+                    let header = |request: &mut Bytes, header_version| {
+                        RequestHeader::decode(request, header_version)
+                            .unwrap()
+                            .correlation_id
+                    };
+                    let answer = match api_key {
+                        API_VERSIONS => {
+                            let id =
+                                header(&mut request, ApiVersionsRequest::header_version(version));
+                            let mut answer = ApiVersionsResponse::default();
+                            for (key, max) in [
+                                (API_VERSIONS, 3),
+                                (API_SASL_HANDSHAKE, 1),
+                                (API_SASL_AUTHENTICATE, 2),
+                            ] {
+                                let mut api = ApiVersion::default();
+                                api.api_key = key;
+                                api.max_version = max;
+                                answer.api_keys.push(api);
+                            }
+                            frame_answer(id, &answer, version)
+                        }
+                        API_SASL_HANDSHAKE => {
+                            let id =
+                                header(&mut request, SaslHandshakeRequest::header_version(version));
+                            let asked =
+                                SaslHandshakeRequest::decode(&mut request, version).unwrap();
+                            let mut answer = SaslHandshakeResponse::default();
+                            answer.mechanisms = vec![StrBytes::from_static_str("GSSAPI")];
+                            if asked.mechanism.as_str() != "GSSAPI" {
+                                answer.error_code = 33;
+                            }
+                            frame_answer(id, &answer, version)
+                        }
+                        API_SASL_AUTHENTICATE => {
+                            let id = header(
+                                &mut request,
+                                SaslAuthenticateRequest::header_version(version),
+                            );
+                            let asked =
+                                SaslAuthenticateRequest::decode(&mut request, version).unwrap();
+                            let (expected, reply) = rounds.next().expect("a scripted round");
+                            assert_eq!(asked.auth_bytes.as_ref(), expected);
+                            let mut answer = SaslAuthenticateResponse::default();
+                            match reply {
+                                Ok(bytes) => answer.auth_bytes = Bytes::from_static(bytes),
+                                Err((code, message)) => {
+                                    answer.error_code = code;
+                                    answer.error_message = Some(StrBytes::from_static_str(message));
+                                }
+                            }
+                            frame_answer(id, &answer, version)
+                        }
+                        other => panic!("unexpected API {other}"),
+                    };
+                    answered.push(api_key);
+                    socket.write_all(&answer).await.unwrap();
+                }
+                assert!(rounds.next().is_none(), "rounds left");
+                answered
+            });
+            (address, task)
+        }
+
+        /// An answer as a broker sends it: size, header, body.
+        fn frame_answer<M: Encodable + HeaderVersion>(
+            correlation_id: i32,
+            message: &M,
+            version: i16,
+        ) -> Vec<u8> {
+            let mut header = ResponseHeader::default();
+            header.correlation_id = correlation_id;
+            let mut buf = BytesMut::new();
+            buf.extend_from_slice(&[0; 4]);
+            header.encode(&mut buf, M::header_version(version)).unwrap();
+            message.encode(&mut buf, version).unwrap();
+            let size = i32::try_from(buf.len() - 4).unwrap();
+            buf[..4].copy_from_slice(&size.to_be_bytes());
+            buf.to_vec()
+        }
+
+        /// The engine's runtime is multi-threaded: provider calls go through `block_in_place`.
+        fn runtime() -> tokio::runtime::Runtime {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap()
+        }
+
+        fn security(provider: &crate::sasl::SaslProviderHandle) -> KafkaSecurity {
+            let settings = KafkaSettings::from_params([
+                ("bootstrap.servers", "b:1"),
+                ("security.protocol", "SASL_PLAINTEXT"),
+            ])
+            .unwrap();
+            KafkaSecurity::from_settings_and_provider(&settings, Some(provider)).unwrap()
+        }
+
+        /// Without mutual authentication (Kafka's default) the broker answers the AP-REQ with
+        /// its wrapped offer; with it, with the AP-REP first, which the client answers with an
+        /// empty token. Either way the broker's empty answer to the client's last message is
+        /// read, so the next request gets its own answer.
+        #[test]
+        fn the_exchange_runs_until_the_client_is_complete_and_the_last_answer_is_read() {
+            let exchanges: [(Script, Rounds); 2] = [
+                (
+                    Script::new(Ok(b"ap-req"), &[(b"offer", Ok(b"layer"))]),
+                    vec![(b"ap-req", Ok(b"offer")), (b"layer", Ok(b""))],
+                ),
+                (
+                    Script::new(
+                        Ok(b"ap-req"),
+                        &[(b"ap-rep", Ok(b"")), (b"offer", Ok(b"layer"))],
+                    ),
+                    vec![
+                        (b"ap-req", Ok(b"ap-rep")),
+                        (b"", Ok(b"offer")),
+                        (b"layer", Ok(b"")),
+                    ],
+                ),
+            ];
+            for (script, rounds) in exchanges {
+                let sasl_rounds = rounds.len();
+                runtime().block_on(async {
+                    let (address, broker) = broker(rounds).await;
+                    let (handle, provider) = FakeProvider::handle(script);
+                    let mut connection = Connection::open(&address, "test", &security(&handle))
+                        .await
+                        .unwrap();
+                    let version = connection
+                        .version("ApiVersions", API_VERSIONS, 0..=3)
+                        .unwrap();
+                    let again = connection
+                        .call(version, &protocol::api_versions_request())
+                        .await
+                        .unwrap();
+                    assert_eq!(again.error_code, 0);
+                    drop(connection);
+                    let answered = broker.await.unwrap();
+                    let mut expected = vec![API_VERSIONS, API_SASL_HANDSHAKE];
+                    expected.extend(std::iter::repeat_n(API_SASL_AUTHENTICATE, sasl_rounds));
+                    expected.push(API_VERSIONS);
+                    assert_eq!(answered, expected);
+                    assert_eq!(
+                        provider.started(),
+                        [(SaslService::Kafka, "127.0.0.1".to_string())]
+                    );
+                });
+            }
+        }
+
+        #[test]
+        fn a_provider_failure_or_a_broker_refusal_is_a_clear_login_error() {
+            let cases: [(Script, Rounds, &str); 3] = [
+                (
+                    Script::new(Err("Server not found in Kerberos database (7)"), &[]),
+                    vec![],
+                    "SASL GSSAPI login failed: Server not found in Kerberos database (7)",
+                ),
+                (
+                    Script::new(
+                        Ok(b"ap-req"),
+                        &[(b"offer", Err("No common protection layer between client and server"))],
+                    ),
+                    vec![(b"ap-req", Ok(b"offer"))],
+                    "SASL GSSAPI login failed: No common protection layer between client and server",
+                ),
+                (
+                    Script::new(Ok(b"ap-req"), &[]),
+                    vec![(b"ap-req", Err((58, "Authentication failed during authentication due to invalid credentials with SASL mechanism GSSAPI")))],
+                    "SASL GSSAPI login failed: SASL_AUTHENTICATION_FAILED (Authentication failed during",
+                ),
+            ];
+            for (script, rounds, needle) in cases {
+                runtime().block_on(async {
+                    let (address, broker) = broker(rounds).await;
+                    let (handle, _) = FakeProvider::handle(script);
+                    let err = Connection::open(&address, "test", &security(&handle))
+                        .await
+                        .err()
+                        .expect("refused");
+                    assert!(matches!(err, CallError::Authentication(_)), "{err}");
+                    assert!(err.to_string().contains(needle), "{err}");
+                    broker.await.unwrap();
+                });
+            }
+        }
+
+        /// Through the engine's Kafka client: the error names the broker, GSSAPI and why, at
+        /// once (no retries until the deadline).
+        #[test]
+        fn a_failed_login_is_a_kafka_error_naming_the_broker_and_the_reason() {
+            runtime().block_on(async {
+                let (address, broker) = broker(vec![]).await;
+                let (handle, _) =
+                    FakeProvider::handle(Script::new(Err("Clock skew too great (37)"), &[]));
+                let settings = KafkaSettings::from_params([
+                    ("bootstrap.servers", address.as_str()),
+                    ("security.protocol", "SASL_PLAINTEXT"),
+                ])
+                .unwrap();
+                let brokers = Brokers::with_sasl_provider(
+                    settings,
+                    Some(std::time::Duration::from_secs(20)),
+                    Some(&handle),
+                )
+                .unwrap();
+                let started = std::time::Instant::now();
+                let err = brokers.topics().await.unwrap_err();
+                assert!(started.elapsed() < std::time::Duration::from_secs(10));
+                let message = err.to_string();
+                assert!(matches!(err, crate::Error::Kafka { .. }), "{message}");
+                assert!(
+                    message.contains(&format!(
+                        "broker {address}: SASL GSSAPI login failed: Clock skew too great (37)"
+                    )),
+                    "{message}"
+                );
+                broker.await.unwrap();
+            });
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::sasl::SaslProviderHandle;
 use crate::validate::PartitionRange;
 use crate::TopicPartition;
 use connection::{CallError, Connection};
@@ -176,7 +177,17 @@ impl Brokers {
     /// `default.api.timeout.ms`, else by 60 s as in Kafka's clients; each request on one
     /// connection by `request.timeout.ms` (30 s), each connection set-up by
     /// `socket.connection.setup.timeout.ms` (10 s), and both by what is left of the deadline.
+    /// `sasl.mechanism=GSSAPI` is refused ([`Brokers::with_sasl_provider`] takes it).
     pub fn new(settings: KafkaSettings, timeout: Option<Duration>) -> Result<Brokers> {
+        Brokers::with_sasl_provider(settings, timeout, None)
+    }
+
+    /// [`Brokers::new`], with the host's provider for `sasl.mechanism=GSSAPI`.
+    pub fn with_sasl_provider(
+        settings: KafkaSettings,
+        timeout: Option<Duration>,
+        provider: Option<&SaslProviderHandle>,
+    ) -> Result<Brokers> {
         let timeout = match timeout {
             Some(timeout) if timeout.is_zero() => {
                 return Err(Error::invalid(
@@ -196,7 +207,7 @@ impl Brokers {
             "socket.connection.setup.timeout.ms",
             DEFAULT_SETUP_TIMEOUT,
         )?;
-        let security = KafkaSecurity::from_settings(&settings)?;
+        let security = KafkaSecurity::from_settings_and_provider(&settings, provider)?;
         let read_committed = match settings.get("isolation.level") {
             None | Some("read_uncommitted") => false,
             Some("read_committed") => true,

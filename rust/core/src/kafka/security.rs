@@ -1,14 +1,16 @@
 //! `security.protocol` for offsetkeeper's Kafka connections: TLS (rustls, certificates from
-//! PEM files) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), read from the keys a Java
-//! client's users already write (`sasl.jaas.config`, `ssl.truststore.location`, ...) or
-//! librdkafka's (`sasl.username`, `ssl.ca.location`, ...). The CLI's `migrate` checks its
-//! settings here too and hands librdkafka what was resolved (`rust/cli/src/migrate.rs`), so
-//! both clients accept and refuse the same settings.
+//! PEM files) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; GSSAPI through the host's
+//! provider, [`crate::sasl`]), read from the keys a Java client's users already write
+//! (`sasl.jaas.config`, `ssl.truststore.location`, ...) or librdkafka's (`sasl.username`,
+//! `ssl.ca.location`, ...). The CLI's `migrate` checks its settings here too and hands
+//! librdkafka what was resolved (`rust/cli/src/migrate.rs`), so both clients accept and refuse
+//! the same settings.
 
 use std::sync::Arc;
 
 use super::params::{jaas_login, KafkaSettings};
 use crate::error::{Error, Result};
+use crate::sasl::{SaslProviderHandle, GSSAPI, GSSAPI_IN_THE_JAR};
 use crate::tls::{client_config, endpoint_identification, keystore, pem_file, truststore, Pem};
 
 /// How a connection authenticates.
@@ -18,7 +20,11 @@ pub struct KafkaSecurity {
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The PEM `tls` was built from, for another TLS client (`migrate`'s).
     pub tls_pem: TlsPem,
+    /// A password login (PLAIN, SCRAM).
     pub sasl: Option<SaslLogin>,
+    /// GSSAPI through the host's provider, when the protocol is SASL_* and the mechanism
+    /// GSSAPI (Kafka's default); never set together with `sasl`.
+    pub gssapi: Option<SaslProviderHandle>,
 }
 
 /// The PEM of a TLS setting; `None` where none is set.
@@ -60,8 +66,24 @@ impl std::fmt::Debug for SaslLogin {
     }
 }
 
+/// What SASL_* logs in with.
+enum Login {
+    Password(SaslLogin),
+    Gssapi(SaslProviderHandle),
+}
+
 impl KafkaSecurity {
+    /// The settings' security without a SASL provider: GSSAPI is refused.
     pub fn from_settings(settings: &KafkaSettings) -> Result<KafkaSecurity> {
+        KafkaSecurity::from_settings_and_provider(settings, None)
+    }
+
+    /// The settings' security; `sasl.mechanism=GSSAPI` logs in through `provider`, and is
+    /// refused without one.
+    pub fn from_settings_and_provider(
+        settings: &KafkaSettings,
+        provider: Option<&SaslProviderHandle>,
+    ) -> Result<KafkaSecurity> {
         let given = settings
             .get("security.protocol")
             .unwrap_or("PLAINTEXT")
@@ -83,27 +105,37 @@ impl KafkaSecurity {
         } else {
             (None, TlsPem::default())
         };
+        let (sasl, gssapi) = match sasl.then(|| sasl_login(settings, provider)).transpose()? {
+            None => (None, None),
+            Some(Login::Password(login)) => (Some(login), None),
+            Some(Login::Gssapi(provider)) => (None, Some(provider)),
+        };
         Ok(KafkaSecurity {
             tls,
             tls_pem,
-            sasl: if sasl {
-                Some(sasl_login(settings)?)
-            } else {
-                None
-            },
+            sasl,
+            gssapi,
         })
     }
 }
 
-fn sasl_login(settings: &KafkaSettings) -> Result<SaslLogin> {
-    let given = settings.get("sasl.mechanisms").unwrap_or("GSSAPI").trim();
-    let mechanism = match given.to_ascii_uppercase().as_str() {
-        "PLAIN" => Mechanism::Plain,
-        "SCRAM-SHA-256" => Mechanism::ScramSha256,
-        "SCRAM-SHA-512" => Mechanism::ScramSha512,
-        _ => {
+fn sasl_login(settings: &KafkaSettings, provider: Option<&SaslProviderHandle>) -> Result<Login> {
+    // GSSAPI is the default, as in Kafka's clients.
+    let given = settings.get("sasl.mechanisms").unwrap_or(GSSAPI).trim();
+    let mechanism = match (given.to_ascii_uppercase().as_str(), provider) {
+        ("PLAIN", _) => Mechanism::Plain,
+        ("SCRAM-SHA-256", _) => Mechanism::ScramSha256,
+        ("SCRAM-SHA-512", _) => Mechanism::ScramSha512,
+        // The host's JAAS login holds the Kerberos settings: no username or password here.
+        (GSSAPI, Some(provider)) => return Ok(Login::Gssapi(provider.clone())),
+        (_, Some(_)) => {
             return Err(Error::invalid(format!(
-                "sasl.mechanism '{given}' is not supported; allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"
+                "sasl.mechanism '{given}' is not supported; allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI"
+            )))
+        }
+        (_, None) => {
+            return Err(Error::invalid(format!(
+                "sasl.mechanism '{given}' is not supported; allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; {GSSAPI_IN_THE_JAR}"
             )))
         }
     };
@@ -117,11 +149,11 @@ fn sasl_login(settings: &KafkaSettings) -> Result<SaslLogin> {
         .map(str::to_string)
         .or_else(|| from_jaas.as_ref().and_then(|(_, p)| p.clone()));
     match (username, password) {
-        (Some(username), Some(password)) if !username.is_empty() => Ok(SaslLogin {
+        (Some(username), Some(password)) if !username.is_empty() => Ok(Login::Password(SaslLogin {
             mechanism,
             username,
             password,
-        }),
+        })),
         _ => Err(Error::invalid(format!(
             "SASL {} needs a username and a password: sasl.jaas.config with username=\"...\" password=\"...\", or sasl.username and sasl.password",
             mechanism.name()
@@ -170,7 +202,8 @@ mod tests {
             (u.as_deref(), p.as_deref()),
             (Some("alice"), Some("pa\"ss"))
         );
-        let login = sasl_login(&settings(&[
+        let security = KafkaSecurity::from_settings(&settings(&[
+            ("security.protocol", "SASL_PLAINTEXT"),
             ("sasl.mechanism", "SCRAM-SHA-512"),
             (
                 "sasl.jaas.config",
@@ -178,6 +211,8 @@ mod tests {
             ),
         ]))
         .unwrap();
+        let login = security.sasl.expect("a password login");
+        assert!(security.gssapi.is_none());
         assert_eq!(login.mechanism, Mechanism::ScramSha512);
         assert_eq!(
             (login.username.as_str(), login.password.as_str()),
@@ -198,6 +233,11 @@ mod tests {
                     ("security.protocol", "SASL_PLAINTEXT"),
                     ("sasl.mechanism", "GSSAPI"),
                 ],
+                "sasl.mechanism 'GSSAPI' is not supported; allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; GSSAPI (Kerberos) works in the jar, through the JVM's Kerberos login",
+            ),
+            (
+                // GSSAPI is the default mechanism, as in Kafka's clients.
+                vec![("security.protocol", "SASL_SSL")],
                 "sasl.mechanism 'GSSAPI' is not supported",
             ),
             (
@@ -229,6 +269,56 @@ mod tests {
                 .to_string();
             assert!(err.contains(needle), "{needle}: {err}");
         }
+    }
+
+    #[test]
+    fn gssapi_is_accepted_with_a_provider_and_needs_no_password() {
+        use crate::sasl::fake::{FakeProvider, Script};
+        let (provider, _) = FakeProvider::handle(Script::new(Ok(b""), &[]));
+        for pairs in [
+            vec![("security.protocol", "SASL_PLAINTEXT")],
+            vec![
+                ("security.protocol", "sasl_plaintext"),
+                ("sasl.mechanism", "gssapi"),
+                ("sasl.kerberos.service.name", "kafka"),
+            ],
+        ] {
+            let security =
+                KafkaSecurity::from_settings_and_provider(&settings(&pairs), Some(&provider))
+                    .unwrap();
+            assert_eq!(security.gssapi.as_ref(), Some(&provider), "{pairs:?}");
+            assert!(security.sasl.is_none() && security.tls.is_none());
+        }
+        // The password mechanisms are unchanged, and others still refused.
+        let security = KafkaSecurity::from_settings_and_provider(
+            &settings(&[
+                ("security.protocol", "SASL_PLAINTEXT"),
+                ("sasl.mechanism", "PLAIN"),
+                ("sasl.username", "u"),
+                ("sasl.password", "p"),
+            ]),
+            Some(&provider),
+        )
+        .unwrap();
+        assert!(security.sasl.is_some() && security.gssapi.is_none());
+        let err = KafkaSecurity::from_settings_and_provider(
+            &settings(&[
+                ("security.protocol", "SASL_PLAINTEXT"),
+                ("sasl.mechanism", "OAUTHBEARER"),
+            ]),
+            Some(&provider),
+        )
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(
+            err.contains("'OAUTHBEARER' is not supported; allowed: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI"),
+            "{err}"
+        );
+        // Without SASL in the protocol, the provider is not used.
+        let security =
+            KafkaSecurity::from_settings_and_provider(&settings(&[]), Some(&provider)).unwrap();
+        assert!(security.gssapi.is_none());
     }
 
     #[test]

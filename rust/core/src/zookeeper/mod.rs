@@ -16,6 +16,7 @@ use crate::config::defaults::{
 };
 use crate::error::{is_connection_timeout, Error, Result};
 use crate::names::check_base_path;
+use crate::sasl::{SaslProviderHandle, ZkGssapi, GSSAPI};
 pub use security::{AclPolicy, ZkSecurity};
 pub use server_version::ServerVersion;
 
@@ -262,11 +263,22 @@ pub struct ZkStore {
     config: ZkConfig,
     session: tokio::sync::Mutex<Option<zk::Client>>,
     server_version: std::sync::Mutex<Option<LearnedVersion>>,
+    /// The provider's mechanism, when the security is GSSAPI.
+    gssapi: Option<ZkGssapi>,
 }
 
 impl ZkStore {
-    /// Checks the configuration; connects lazily, on first use.
+    /// Checks the configuration; connects lazily, on first use. GSSAPI is refused
+    /// ([`ZkStore::with_sasl_provider`] takes it).
     pub fn new(config: ZkConfig) -> Result<ZkStore> {
+        ZkStore::with_sasl_provider(config, None)
+    }
+
+    /// [`ZkStore::new`], with the host's provider for `zookeeper.sasl.mechanism=GSSAPI`.
+    pub fn with_sasl_provider(
+        config: ZkConfig,
+        provider: Option<&SaslProviderHandle>,
+    ) -> Result<ZkStore> {
         if config.connect.trim().is_empty() {
             return Err(Error::invalid(
                 "ZooKeeper connect string is empty; expected host:port[,host:port...][/chroot]",
@@ -283,10 +295,16 @@ impl ZkStore {
                 )));
             }
         }
+        let gssapi = match (config.security.gssapi, provider) {
+            (false, _) => None,
+            (true, Some(provider)) => Some(ZkGssapi::new(provider.clone())),
+            (true, None) => return Err(security::gssapi_without_provider()),
+        };
         Ok(ZkStore {
             config,
             session: tokio::sync::Mutex::new(None),
             server_version: std::sync::Mutex::new(None),
+            gssapi,
         })
     }
 
@@ -778,10 +796,13 @@ impl ZkStore {
             minor,
             patch,
         } = learned.version;
+        if let Some(gssapi) = &self.gssapi {
+            gssapi.forget_failure();
+        }
         let connector = self
             .config
             .security
-            .apply(zk::Client::connector())?
+            .apply(zk::Client::connector(), self.gssapi.as_ref())?
             .with_server_version(major, minor, patch)
             .with_session_timeout(self.config.session_timeout)
             // The session keeps it after the handshake (the outer timeout bounds this one).
@@ -912,9 +933,17 @@ impl ZkStore {
     /// servers and the operation, never a znode.
     fn failed(&self, operation: &'static str, path: &str, source: zk::Error) -> Error {
         if is_connection_timeout(&source) {
-            self.timeout(operation)
-        } else {
-            zk_error(operation, path, source)
+            return self.timeout(operation);
+        }
+        let detail = match (&source, &self.gssapi) {
+            (zk::Error::AuthFailed, Some(gssapi)) => gssapi_detail(gssapi),
+            _ => String::new(),
+        };
+        Error::ZooKeeper {
+            operation,
+            path: path.to_string(),
+            source,
+            detail,
         }
     }
 }
@@ -933,11 +962,22 @@ fn applied(results: Vec<zk::MultiWriteResult>) -> Vec<Applied> {
         .collect()
 }
 
+/// Why a GSSAPI session failed authentication: the provider's reason, else the server's refusal.
+fn gssapi_detail(gssapi: &ZkGssapi) -> String {
+    match gssapi.last_failure() {
+        Some(failure) => format!("SASL {GSSAPI} login failed: {failure}"),
+        None => format!(
+            "ZooKeeper refused the SASL {GSSAPI} login; check the JVM's Kerberos login and zookeeper.server.principal"
+        ),
+    }
+}
+
 fn zk_error(operation: &'static str, path: &str, source: zk::Error) -> Error {
     Error::ZooKeeper {
         operation,
         path: path.to_string(),
         source,
+        detail: String::new(),
     }
 }
 
@@ -1022,6 +1062,196 @@ mod tests {
     fn an_oversized_item_still_gets_its_own_chunk() {
         let items = vec![10, MAX_REQUEST_BYTES * 2, 10];
         assert_eq!(chunks_by_size(&items, |s| *s).len(), 3);
+    }
+
+    mod gssapi {
+        use super::*;
+        use crate::sasl::fake::{FakeProvider, Script};
+        use crate::sasl::SaslService;
+        use std::io::{Read as _, Write as _};
+
+        /// The server's answer to one SASL request: a token (`None`: the null token that ends
+        /// the exchange), or AuthFailed.
+        type Answer = Result<Option<&'static [u8]>, ()>;
+
+        /// The server's SASL rounds: the client token expected, the answer.
+        type Rounds = Vec<(&'static [u8], Answer)>;
+
+        const AUTH_FAILED: i32 = -115;
+
+        fn frame(socket: &mut std::net::TcpStream) -> Option<Vec<u8>> {
+            let mut size = [0; 4];
+            socket.read_exact(&mut size).ok()?;
+            let mut body = vec![0; usize::try_from(i32::from_be_bytes(size)).ok()?];
+            socket.read_exact(&mut body).ok()?;
+            Some(body)
+        }
+
+        fn send(socket: &mut std::net::TcpStream, body: &[u8]) {
+            let size = i32::try_from(body.len()).unwrap().to_be_bytes();
+            // The client may have hung up already (after a refusal).
+            let _ = socket.write_all(&[&size[..], body].concat());
+        }
+
+        fn buffer(bytes: Option<&[u8]>) -> Vec<u8> {
+            match bytes {
+                None => (-1i32).to_be_bytes().to_vec(),
+                Some(bytes) => {
+                    let mut out = i32::try_from(bytes.len()).unwrap().to_be_bytes().to_vec();
+                    out.extend_from_slice(bytes);
+                    out
+                }
+            }
+        }
+
+        /// A ZooKeeper server for one connection: it accepts the session, answers SASL
+        /// requests `(expected client token, answer)` and pings, until the client closes the
+        /// session or hangs up.
+        fn server(rounds: Rounds) -> (String, std::thread::JoinHandle<()>) {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let address = listener.local_addr().unwrap().to_string();
+            let thread = std::thread::spawn(move || {
+                let (mut socket, _) = listener.accept().unwrap();
+                let mut rounds = rounds.into_iter();
+                // A provider failing at once leaves the connection before anything is sent.
+                if frame(&mut socket).is_none() {
+                    return;
+                }
+                // protocol version, timeout, session id, password, read-only
+                let mut connected = [0i32.to_be_bytes(), 30_000i32.to_be_bytes()].concat();
+                connected.extend_from_slice(&0x5e55i64.to_be_bytes());
+                connected.extend(buffer(Some(&[7; 16])));
+                connected.push(0);
+                send(&mut socket, &connected);
+                while let Some(request) = frame(&mut socket) {
+                    let xid = i32::from_be_bytes(request[..4].try_into().unwrap());
+                    let op = i32::from_be_bytes(request[4..8].try_into().unwrap());
+                    let reply = |err: i32| {
+                        let mut header = xid.to_be_bytes().to_vec();
+                        header.extend_from_slice(&0i64.to_be_bytes());
+                        header.extend_from_slice(&err.to_be_bytes());
+                        header
+                    };
+                    match op {
+                        102 => {
+                            let (expected, answer) = rounds.next().expect("a scripted round");
+                            assert_eq!(&request[8..], buffer(Some(expected)));
+                            match answer {
+                                Ok(token) => send(&mut socket, &[reply(0), buffer(token)].concat()),
+                                Err(()) => send(&mut socket, &reply(AUTH_FAILED)),
+                            }
+                        }
+                        // A ping; closing the session when the client is dropped.
+                        11 => send(&mut socket, &reply(0)),
+                        -11 => {
+                            send(&mut socket, &reply(0));
+                            break;
+                        }
+                        other => panic!("unexpected opcode {other}"),
+                    }
+                }
+                assert!(rounds.next().is_none(), "rounds left");
+            });
+            (address, thread)
+        }
+
+        fn config(connect: &str) -> ZkConfig {
+            let mut config = ZkConfig::new(connect);
+            config.security =
+                ZkSecurity::from_properties([("zookeeper.sasl.mechanism", "GSSAPI")]).unwrap();
+            // No srvr: the fake server speaks only the session protocol.
+            config.server_version = Some(ServerVersion::new(3, 8, 4));
+            config.request_timeout = Duration::from_secs(5);
+            config
+        }
+
+        #[test]
+        fn gssapi_needs_a_provider() {
+            let err = ZkStore::new(config("zk:2181"))
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(
+                err.contains("zookeeper.sasl.mechanism 'GSSAPI' is not supported; allowed: DIGEST-MD5; GSSAPI (Kerberos) works in the jar, through the JVM's Kerberos login"),
+                "{err}"
+            );
+            let (provider, _) = FakeProvider::handle(Script::new(Ok(b""), &[]));
+            assert!(ZkStore::with_sasl_provider(config("zk:2181"), Some(&provider)).is_ok());
+            // A provider without GSSAPI settings is not used.
+            assert!(ZkStore::with_sasl_provider(ZkConfig::new("zk:2181"), Some(&provider)).is_ok());
+        }
+
+        /// The session is opened through the provider: its token, the server's challenge, its
+        /// answer, the server's null token; with the connect string's host.
+        #[test]
+        fn a_session_logs_in_through_the_provider() {
+            let (address, server) =
+                server(vec![(b"ap-req", Ok(Some(b"offer"))), (b"layer", Ok(None))]);
+            let (handle, provider) =
+                FakeProvider::handle(Script::new(Ok(b"ap-req"), &[(b"offer", Ok(b"layer"))]));
+            let store = ZkStore::with_sasl_provider(config(&address), Some(&handle)).unwrap();
+            store.block_on(store.connect()).unwrap();
+            assert_eq!(
+                provider.started(),
+                [(SaslService::ZooKeeper, "127.0.0.1".to_string())]
+            );
+            drop(store);
+            server.join().unwrap();
+        }
+
+        /// A failure of the provider, or the server's refusal, ends the connect at once (no
+        /// retries until the timeout) with the reason.
+        #[test]
+        fn a_failed_login_is_a_zookeeper_error_with_the_reason() {
+            let cases: [(Script, Rounds, &str); 3] = [
+                (
+                    Script::new(Err("Server not found in Kerberos database (7)"), &[]),
+                    vec![],
+                    "(SASL GSSAPI login failed: Server not found in Kerberos database (7))",
+                ),
+                (
+                    Script::new(
+                        Ok(b"ap-req"),
+                        &[(b"offer", Err("Clock skew too great (37)"))],
+                    ),
+                    vec![(b"ap-req", Ok(Some(b"offer")))],
+                    "(SASL GSSAPI login failed: Clock skew too great (37))",
+                ),
+                (
+                    Script::new(Ok(b"ap-req"), &[]),
+                    vec![(b"ap-req", Err(()))],
+                    "ZooKeeper refused the SASL GSSAPI login",
+                ),
+            ];
+            for (script, rounds, needle) in cases {
+                let (address, server) = server(rounds);
+                let (handle, _) = FakeProvider::handle(script);
+                let store = ZkStore::with_sasl_provider(config(&address), Some(&handle)).unwrap();
+                let started = Instant::now();
+                let err = store.block_on(store.connect()).unwrap_err();
+                assert!(started.elapsed() < Duration::from_secs(4), "{err}");
+                assert!(
+                    matches!(
+                        &err,
+                        Error::ZooKeeper {
+                            source: zk::Error::AuthFailed,
+                            ..
+                        }
+                    ),
+                    "{err:?}"
+                );
+                let message = err.to_string();
+                assert!(
+                    message.starts_with(&format!(
+                        "ZooKeeper connect failed at {address}: authentication failed"
+                    )),
+                    "{message}"
+                );
+                assert!(message.contains(needle), "{message}");
+                drop(store);
+                server.join().unwrap();
+            }
+        }
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! |---|---|
 //! | `zookeeper.auth` | `scheme:credentials`, sent as `addauth` on every session, e.g. `digest:alice:secret` |
 //! | `zookeeper.acl` | `open` (default), `creator` (only the creating identity), or `scheme:id:perms[,...]` |
-//! | `zookeeper.sasl.mechanism` | `DIGEST-MD5` |
-//! | `zookeeper.sasl.username`, `zookeeper.sasl.password` | the SASL login |
+//! | `zookeeper.sasl.mechanism` | `DIGEST-MD5`, or `GSSAPI` (Kerberos; the jar's JVM login, [`crate::sasl`]) |
+//! | `zookeeper.sasl.username`, `zookeeper.sasl.password` | the DIGEST-MD5 login |
+//! | `zookeeper.sasl.client`, `.sasl.clientconfig`, `.sasl.client.username`, `.sasl.client.canonicalize.hostname`, `zookeeper.server.principal`, `.server.realm` | the Java client's Kerberos settings, read by the jar's Java side; accepted and not read here |
 //! | `zookeeper.ssl.client.enable` | `true`: TLS to every server of the connect string |
 //! | `zookeeper.ssl.truststore.location` + `zookeeper.ssl.truststore.type=PEM` | the CA certificates (the jar also reads `JKS` and `PKCS12` with `zookeeper.ssl.truststore.password`) |
 //! | `zookeeper.ssl.keystore.location` + `zookeeper.ssl.keystore.type=PEM` | a client certificate chain and key (the jar: also `JKS`, `PKCS12`, `zookeeper.ssl.keystore.password`) |
@@ -20,10 +21,22 @@ use std::fmt;
 use zookeeper_client as zk;
 
 use crate::error::{Error, Result};
+use crate::sasl::{ZkGssapi, GSSAPI, GSSAPI_IN_THE_JAR};
 use crate::tls::{endpoint_identification, keystore, platform_roots_pem, truststore, Pem};
 
+/// The Java client's Kerberos keys: the jar's Java side reads them (whether to use SASL, the
+/// JAAS section, the server principal's rules); the engine only accepts them.
+const JAVA_KERBEROS_KEYS: &[&str] = &[
+    "zookeeper.sasl.client",
+    "zookeeper.sasl.clientconfig",
+    "zookeeper.sasl.client.username",
+    "zookeeper.sasl.client.canonicalize.hostname",
+    "zookeeper.server.principal",
+    "zookeeper.server.realm",
+];
+
 /// The keys understood, for messages.
-const KEYS: &str = "zookeeper.server.version, zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password, zookeeper.ssl.client.enable, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.type, zookeeper.ssl.truststore.password, zookeeper.ssl.truststore.certificates, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.type, zookeeper.ssl.keystore.password, zookeeper.ssl.keystore.certificate.chain, zookeeper.ssl.keystore.key, zookeeper.ssl.endpoint.identification.algorithm";
+const KEYS: &str = "zookeeper.server.version, zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password, zookeeper.sasl.client, zookeeper.sasl.clientconfig, zookeeper.sasl.client.username, zookeeper.sasl.client.canonicalize.hostname, zookeeper.server.principal, zookeeper.server.realm, zookeeper.ssl.client.enable, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.type, zookeeper.ssl.truststore.password, zookeeper.ssl.truststore.certificates, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.type, zookeeper.ssl.keystore.password, zookeeper.ssl.keystore.certificate.chain, zookeeper.ssl.keystore.key, zookeeper.ssl.endpoint.identification.algorithm";
 
 /// TLS to ZooKeeper: the CA certificates and an optional client identity, as PEM text.
 #[derive(Clone, PartialEq, Eq)]
@@ -41,13 +54,13 @@ pub enum AclPolicy {
     #[default]
     Open,
     /// Only the identities the creating session authenticated as (`auth` scheme); needs
-    /// `zookeeper.auth` or SASL.
+    /// `zookeeper.auth` or SASL (DIGEST-MD5 or GSSAPI).
     Creator,
     /// An explicit list of `(scheme, id, permissions)`.
     List(Vec<zk::Acl>),
 }
 
-/// A SASL login.
+/// A SASL DIGEST-MD5 login.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SaslLogin {
     pub username: String,
@@ -62,6 +75,10 @@ pub struct ZkSecurity {
     pub acl: AclPolicy,
     /// SASL DIGEST-MD5.
     pub sasl: Option<SaslLogin>,
+    /// SASL GSSAPI through the host's provider, which the keeper gets from its configuration
+    /// ([`KeeperConfig::sasl_provider`](crate::KeeperConfig::sasl_provider)); never set
+    /// together with `sasl`.
+    pub gssapi: bool,
     pub tls: Option<ZkTls>,
 }
 
@@ -77,10 +94,11 @@ impl fmt::Debug for ZkSecurity {
             .field("acl", &self.acl)
             .field(
                 "sasl",
-                &self
-                    .sasl
-                    .as_ref()
-                    .map(|login| format!("DIGEST-MD5 {} / ****", login.username)),
+                &match &self.sasl {
+                    Some(login) => Some(format!("DIGEST-MD5 {} / ****", login.username)),
+                    None if self.gssapi => Some(GSSAPI.to_string()),
+                    None => None,
+                },
             )
             .field(
                 "tls",
@@ -133,6 +151,7 @@ impl ZkSecurity {
                 "zookeeper.sasl.mechanism" => mechanism = Some(value.trim().to_string()),
                 "zookeeper.sasl.username" => username = Some(value.to_string()),
                 "zookeeper.sasl.password" => password = Some(value.to_string()),
+                key if JAVA_KERBEROS_KEYS.contains(&key) => {}
                 "zookeeper.connect" => {
                     return Err(Error::invalid(
                         "zookeeper.connect is the connect string, not a security setting: give it as the builder's zookeeper(...) or the CLI's --zookeeper",
@@ -160,15 +179,24 @@ impl ZkSecurity {
                 _ => {}
             }
         }
-        match (mechanism.as_deref(), username, password) {
+        let upper = mechanism.as_deref().map(str::to_ascii_uppercase);
+        match (upper.as_deref(), username, password) {
             (None, None, None) => {}
+            // Whether the keeper has a provider for it is checked when it is opened.
+            (Some(GSSAPI), None, None) => security.gssapi = true,
+            (Some(GSSAPI), _, _) => {
+                return Err(Error::invalid(
+                    "zookeeper.sasl.mechanism=GSSAPI takes no zookeeper.sasl.username or zookeeper.sasl.password: the JVM's Kerberos login (JAAS) authenticates",
+                ))
+            }
             (None | Some("DIGEST-MD5"), Some(username), Some(password)) if !username.is_empty() => {
                 security.sasl = Some(SaslLogin { username, password });
             }
             (Some(other), _, _) if other != "DIGEST-MD5" => {
+                let given = mechanism.as_deref().unwrap_or(other);
                 return Err(Error::invalid(format!(
-                    "zookeeper.sasl.mechanism '{other}' is not supported; allowed: DIGEST-MD5"
-                )))
+                    "zookeeper.sasl.mechanism '{given}' is not supported; allowed: DIGEST-MD5, GSSAPI (in the jar, through the JVM's Kerberos login)"
+                )));
             }
             _ => {
                 return Err(Error::invalid(
@@ -177,10 +205,13 @@ impl ZkSecurity {
             }
         }
         security.tls = tls_settings(&ssl)?;
-        if security.acl == AclPolicy::Creator && security.auth.is_empty() && security.sasl.is_none()
+        if security.acl == AclPolicy::Creator
+            && security.auth.is_empty()
+            && security.sasl.is_none()
+            && !security.gssapi
         {
             return Err(Error::invalid(
-                "zookeeper.acl=creator needs an identity: set zookeeper.auth or zookeeper.sasl.username/password",
+                "zookeeper.acl=creator needs an identity: set zookeeper.auth, zookeeper.sasl.username/password, or zookeeper.sasl.mechanism=GSSAPI",
             ));
         }
         Ok(security)
@@ -205,8 +236,13 @@ impl ZkSecurity {
         }
     }
 
-    /// Adds the credentials to a session being opened.
-    pub(crate) fn apply(&self, mut connector: zk::Connector) -> Result<zk::Connector> {
+    /// Adds the credentials to a session being opened; `gssapi` is the provider's mechanism,
+    /// which GSSAPI needs.
+    pub(crate) fn apply(
+        &self,
+        mut connector: zk::Connector,
+        gssapi: Option<&ZkGssapi>,
+    ) -> Result<zk::Connector> {
         if let Some(tls) = &self.tls {
             let mut options = zk::TlsOptions::new();
             if let Some(ca) = &tls.ca {
@@ -240,8 +276,19 @@ impl ZkSecurity {
                 login.password.clone(),
             ));
         }
+        if self.gssapi {
+            let mechanism = gssapi.ok_or_else(gssapi_without_provider)?;
+            connector = connector.with_sasl(mechanism.options());
+        }
         Ok(connector)
     }
+}
+
+/// The refusal of `zookeeper.sasl.mechanism=GSSAPI` by a keeper without a SASL provider.
+pub(crate) fn gssapi_without_provider() -> Error {
+    Error::invalid(format!(
+        "zookeeper.sasl.mechanism '{GSSAPI}' is not supported; allowed: DIGEST-MD5; {GSSAPI_IN_THE_JAR}"
+    ))
 }
 
 /// TLS from the `zookeeper.ssl.*` keys (Kafka's names for its own ZooKeeper client).
@@ -349,6 +396,41 @@ mod tests {
         assert_eq!(security.secrets(), ["alice:S3cret-pw", "Bobs-pw"]);
     }
 
+    /// `zookeeper.sasl.mechanism=GSSAPI` is read here; whether the keeper has a provider for
+    /// it is checked when it is opened (`ZkStore::with_sasl_provider`). The Java client's
+    /// Kerberos keys are accepted and left to the jar's Java side.
+    #[test]
+    fn gssapi_and_the_java_clients_kerberos_keys_are_accepted() {
+        let security = ZkSecurity::from_properties([
+            ("zookeeper.sasl.mechanism", "gssapi"),
+            ("zookeeper.acl", "creator"),
+            ("zookeeper.sasl.client", "true"),
+            ("zookeeper.sasl.clientconfig", "Client"),
+            ("zookeeper.sasl.client.username", "zookeeper"),
+            ("zookeeper.sasl.client.canonicalize.hostname", "false"),
+            ("zookeeper.server.principal", "zookeeper/zk1@EXAMPLE.COM"),
+            ("zookeeper.server.realm", "EXAMPLE.COM"),
+        ])
+        .unwrap();
+        assert!(security.gssapi && security.sasl.is_none());
+        assert_eq!(security.acl, AclPolicy::Creator);
+        assert!(security.secrets().is_empty());
+        assert!(format!("{security:?}").contains("sasl: Some(\"GSSAPI\")"));
+        // The keys alone change nothing (`zookeeper.sasl.client=false` is for Java to decide).
+        let security = ZkSecurity::from_properties([
+            ("zookeeper.sasl.client", "false"),
+            ("zookeeper.server.principal", "zookeeper/zk1"),
+        ])
+        .unwrap();
+        assert_eq!(security, ZkSecurity::default());
+        let err = ZkSecurity::from_properties([("zookeeper.sasl.user", "x")])
+            .unwrap_err()
+            .to_string();
+        for key in JAVA_KERBEROS_KEYS {
+            assert!(err.contains(key), "{key}: {err}");
+        }
+    }
+
     #[test]
     fn acl_lists_are_parsed() {
         let AclPolicy::List(acls) =
@@ -389,7 +471,15 @@ mod tests {
                     ("zookeeper.sasl.username", "u"),
                     ("zookeeper.sasl.password", "Secret-pw"),
                 ],
-                "'GSSAPI' is not supported",
+                "GSSAPI takes no zookeeper.sasl.username or zookeeper.sasl.password",
+            ),
+            (
+                vec![("zookeeper.sasl.mechanism", "PLAIN")],
+                "'PLAIN' is not supported; allowed: DIGEST-MD5, GSSAPI (in the jar",
+            ),
+            (
+                vec![("zookeeper.sasl.clientconfig.section", "Client")],
+                "'zookeeper.sasl.clientconfig.section' is not a ZooKeeper setting",
             ),
             (
                 vec![("zookeeper.ssl.keystore.location", "/k.jks")],

@@ -7,6 +7,9 @@ package io.offsetkeeper;
  * {@link NativeCheckedConfig}, {@link CommitResult}), with named fields; per-partition values
  * are columns, one primitive array each, never one object per partition.
  *
+ * <p>Native code also calls back into Java, from its own threads: {@link GssapiClients} and
+ * {@link GssapiExchange} (Kerberos), whose method descriptors rust/jni/src/sasl.rs holds.
+ *
  * <p>Only this package calls it. Arguments are checked on both sides; the native side throws
  * {@link IllegalArgumentException} for bad input (naming the argument and the value),
  * {@link IllegalStateException} for a zero handle, and the {@link OffsetKeeperException}
@@ -26,20 +29,24 @@ final class NativeBridge {
      * The engine applies its defaults to what is not set, and refuses an unknown
      * {@code zookeeper.*} or {@code offsetkeeper.*} key or a bad value naming the key.
      *
+     * @param gssapi Kerberos logins for the connections that authenticate with SASL GSSAPI
+     *     (see {@link Kerberos}), or null; native code keeps a global reference until
+     *     {@link #close(long)} and calls it from its own threads
      * @return a handle, never 0; free it once with {@link #close(long)}
      */
     static native long open(String[] keys, String[] values, String[] kafkaKeys,
-            String[] kafkaValues);
+            String[] kafkaValues, GssapiClients gssapi);
 
     /**
      * Checks a configuration as {@link #open} reads it, without opening anything.
      *
+     * @param gssapi as for {@link #open}; not called here
      * @return the configuration as the engine read it, and both sets of pairs as they may be
      *     shown: {@code {key=value, ...}} in the arrays' order, {@code ****} for the value of a
      *     secret key
      */
     static native NativeCheckedConfig checkConfig(String[] keys, String[] values,
-            String[] kafkaKeys, String[] kafkaValues);
+            String[] kafkaKeys, String[] kafkaValues, GssapiClients gssapi);
 
     /** Frees the engine. Calling it with 0 does nothing. */
     static native void close(long handle);

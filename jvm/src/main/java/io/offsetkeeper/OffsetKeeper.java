@@ -68,6 +68,10 @@ import org.apache.kafka.common.config.types.Password;
  * throw {@link ServerTimeoutException}. Deferred offsets are kept in memory only: a job that
  * dies meanwhile restarts from what was stored (at-least-once).
  *
+ * <p>Security is configured as for Kafka's and ZooKeeper's Java clients, with the same keys
+ * (see {@link Builder#kafkaParams} and {@link Builder#zookeeperProperty}), Kerberos included:
+ * its logins and GSSAPI are the JVM's own, through JAAS.
+ *
  * <p>Failures: {@link IllegalArgumentException} for bad input (nothing is written), and the
  * {@link OffsetKeeperException} family for servers, conflicts and {@code FAIL} policies.
  */
@@ -90,6 +94,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private final transient ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final transient Object opening = new Object();
     private transient long handle;
+    // The engine's Kerberos logins (null without Kerberos), released after the engine closes.
+    private transient GssapiClients gssapi;
     private transient volatile boolean closed;
     // The last commit's columns, for a next commit of as many entries (a job commits the same
     // partitions batch after batch): new arrays, 16 bytes an entry, would be zeroed first.
@@ -355,6 +361,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 handle = 0;
                 NativeBridge.close(h);
             }
+            if (gssapi != null) {
+                gssapi.close();
+                gssapi = null;
+            }
         } finally {
             write.unlock();
         }
@@ -387,11 +397,22 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         synchronized (opening) {
             if (handle == 0) {
                 NativeLibrary.load();
-                // Java keystores are read here, at each open, and never kept (see KeyStores).
+                // Java keystores are read here, at each open, and never kept (see KeyStores);
+                // Kerberos is decided here too (see Kerberos).
                 Map<String, String> engineSettings = KeyStores.asPem(settings, "zookeeper.");
                 Map<String, String> engineKafka = KeyStores.asPem(kafkaParams, "");
-                handle = NativeBridge.open(keys(engineSettings), values(engineSettings),
-                        keys(engineKafka), values(engineKafka));
+                GssapiClients logins = Kerberos.configure(engineSettings, engineKafka);
+                boolean opened = false;
+                try {
+                    handle = NativeBridge.open(keys(engineSettings), values(engineSettings),
+                            keys(engineKafka), values(engineKafka), logins);
+                    gssapi = logins;
+                    opened = true;
+                } finally {
+                    if (!opened && logins != null) {
+                        logins.close();
+                    }
+                }
             }
             return handle;
         }
@@ -532,6 +553,16 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          * passed on; keys with no meaning for offsetkeeper (deserializers and the like) are
          * ignored. Required.
          *
+         * <p>Kerberos is configured as for Kafka's Java client: {@code security.protocol}
+         * {@code SASL_PLAINTEXT} or {@code SASL_SSL}, {@code sasl.mechanism} {@code GSSAPI} (or
+         * unset), {@code sasl.kerberos.service.name} (or the JAAS option {@code serviceName}),
+         * and the login from {@code sasl.jaas.config}
+         * ({@code com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true
+         * keyTab="..." principal="...";} or {@code useTicketCache=true}), else from the JVM's
+         * {@code KafkaClient} JAAS section. The JVM's own login and GSSAPI do the work, with the
+         * JVM's {@code java.security.krb5.conf}; logins are shared per JAAS configuration,
+         * happen on first use and are renewed as Kafka's client renews them.
+         *
          * @throws IllegalArgumentException when a value is not of its setting's type
          */
         public Builder kafkaParams(Map<String, ?> params) {
@@ -575,6 +606,19 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          *       perms from {@code crwda};
          *   <li>{@code zookeeper.sasl.mechanism} ({@code DIGEST-MD5}),
          *       {@code zookeeper.sasl.username}, {@code zookeeper.sasl.password}: a SASL login;
+         *   <li>Kerberos (SASL GSSAPI), as ZooKeeper's Java client does it: when the JVM's JAAS
+         *       configuration ({@code -Djava.security.auth.login.config}) has a {@code Client}
+         *       section with {@code com.sun.security.auth.module.Krb5LoginModule} (a keytab or a
+         *       ticket cache), and no DIGEST-MD5 login is set. These keys, else the system
+         *       properties of the same names, adjust it: {@code zookeeper.sasl.client}
+         *       ({@code false} turns SASL off), {@code zookeeper.sasl.clientconfig} (the section,
+         *       default {@code Client}; a section named here must exist),
+         *       {@code zookeeper.server.principal} (the server's principal, instead of:)
+         *       {@code zookeeper.sasl.client.username} (default {@code zookeeper}) {@code /} the
+         *       server's host, canonicalized when
+         *       {@code zookeeper.sasl.client.canonicalize.hostname} is {@code true} (the
+         *       default), and {@code zookeeper.server.realm} (default: the client's realm).
+         *       {@code zookeeper.sasl.mechanism=GSSAPI} requires Kerberos;
          *   <li>{@code zookeeper.ssl.client.enable} ({@code true}),
          *       {@code zookeeper.ssl.truststore.location} / {@code .type} ({@code PEM},
          *       {@code JKS} or {@code PKCS12}) / {@code .password},
@@ -787,8 +831,12 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             NativeLibrary.load();
             Map<String, String> engineSettings = KeyStores.asPem(settings, "zookeeper.");
             Map<String, String> engineKafka = KeyStores.asPem(kafkaParams, "");
-            NativeCheckedConfig checked = NativeBridge.checkConfig(keys(engineSettings),
-                    values(engineSettings), keys(engineKafka), values(engineKafka));
+            NativeCheckedConfig checked;
+            // Nothing logs in here: the logins are counted, then released.
+            try (GssapiClients logins = Kerberos.configure(engineSettings, engineKafka)) {
+                checked = NativeBridge.checkConfig(keys(engineSettings), values(engineSettings),
+                        keys(engineKafka), values(engineKafka), logins);
+            }
             String shown = "OffsetKeeper{group=" + group + ", settings=" + checked.shownSettings
                     + ", kafkaParams=" + checked.shownKafkaParams + "}";
             return new OffsetKeeper(group, settings, kafkaParams, shown);

@@ -158,7 +158,7 @@ public class BadInputTableTest {
             values[i] = String.valueOf(params.get(keys[i]));
         }
         return NativeBridge.open(new String[] {"zookeeper.connect"},
-                new String[] {TestCluster.zookeeper()}, keys, values);
+                new String[] {TestCluster.zookeeper()}, keys, values, null);
     }
 
     private static String[] withHandle(String group, HandleCall call) {
@@ -183,7 +183,7 @@ public class BadInputTableTest {
             (i % 2 == 0 ? keys : values)[i / 2] = settings[i];
         }
         return throwing(() -> {
-            long handle = NativeBridge.open(keys, values, kafkaKeys, kafkaValues);
+            long handle = NativeBridge.open(keys, values, kafkaKeys, kafkaValues, null);
             NativeBridge.close(handle);
         });
     }
