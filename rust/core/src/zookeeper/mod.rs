@@ -854,7 +854,10 @@ impl ZkStore {
             return Ok((learned, None));
         }
         let tls = match &self.config.security.tls {
-            Some(tls) => Some(server_version::tls_connector(tls)?),
+            Some(tls) => Some(server_version::tls_connector(
+                tls.ca.as_ref(),
+                tls.identity.as_ref(),
+            )?),
             None => None,
         };
         let detected = server_version::detect(&self.config.connect, timeout, tls.as_ref()).await?;

@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use super::security::ZkTls;
 use crate::error::{Error, Result};
-use crate::tls::client_config;
+use crate::tls::{client_config, Pem};
 
 /// The property that sets the version instead of asking the servers.
 pub const PROPERTY: &str = "zookeeper.server.version";
@@ -153,8 +152,11 @@ pub fn connect_hosts(connect: &str) -> Result<Vec<(String, u16)>> {
 /// TLS for `srvr`, with the CA certificates and client identity of the session's TLS (the
 /// platform's CA certificates without a truststore). ZooKeeper's Netty server answers
 /// four-letter words after the handshake.
-pub fn tls_connector(tls: &ZkTls) -> Result<tokio_rustls::TlsConnector> {
-    let config = client_config(tls.ca.as_ref(), tls.identity.as_ref())?;
+pub fn tls_connector(
+    ca: Option<&Pem>,
+    identity: Option<&Pem>,
+) -> Result<tokio_rustls::TlsConnector> {
+    let config = client_config(ca, identity)?;
     Ok(tokio_rustls::TlsConnector::from(config))
 }
 
