@@ -129,6 +129,18 @@ public final class KerberosCheck {
                 return "topics " + admin.listTopics().names().get();
             }
         });
+        String sslKafka = env("KAFKA_SASL_SSL");
+        check("Kafka " + sslKafka + ", SASL_SSL GSSAPI, JKS truststore, JAAS section KafkaClient (keytab): list topics", () -> {
+            Properties p = kafka(sslKafka, "GSSAPI", null);
+            p.put("security.protocol", "SASL_SSL");
+            p.put("ssl.truststore.location", env("TRUSTSTORE_JKS"));
+            p.put("ssl.truststore.password", env("TRUSTSTORE_PASSWORD"));
+            p.put("ssl.truststore.type", "JKS");
+            try (Admin admin = Admin.create(p)) {
+                expect(admin.listTopics().names().get().contains(TOPIC), "no topic " + TOPIC + " listed");
+                return "topics " + admin.listTopics().names().get();
+            }
+        });
         check("Kafka " + kafka + ", SASL_PLAINTEXT PLAIN: refused", () -> {
             String jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"offsetkeeper\" password=\"x\";";
             try (Admin admin = Admin.create(kafka(kafka, "PLAIN", jaas))) {

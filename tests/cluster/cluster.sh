@@ -258,15 +258,12 @@ EOF
 ZK_USER=offsetkeeper ZK_PASSWORD=zk-Secret-4711
 KAFKA_USER=alice KAFKA_PASSWORD=kafka-Secret-0815
 
-# Certificates, JAAS files and the secured parts of both configs (after configure).
-configure_secure() {
-  local ports s=$DIR/secure
-  ports=$(probe free-ports 4) || die "could not find free loopback ports"
-  read -r ZK_TLS_PORT KAFKA_SASL_SSL_PORT KAFKA_SSL_PORT KAFKA_SASL_PLAINTEXT_PORT <<<"$ports"
-  printf '%s\n' "ZK_TLS_PORT=$ZK_TLS_PORT" "KAFKA_SASL_SSL_PORT=$KAFKA_SASL_SSL_PORT" \
-    "KAFKA_SSL_PORT=$KAFKA_SSL_PORT" "KAFKA_SASL_PLAINTEXT_PORT=$KAFKA_SASL_PLAINTEXT_PORT" >>"$DIR/ports.env"
+# write_certificates DIR: a test CA, a server certificate for localhost (its key usage allows
+# clientAuth too), a JKS truststore with the CA, and the client identity as Java shops keep it.
+write_certificates() {
+  local s=$1
   mkdir -p "$s"
-  command -v openssl >/dev/null || die "openssl is needed for the secured cluster's certificates"
+  command -v openssl >/dev/null || die "openssl is needed for the test certificates"
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=offsetkeeper test CA" \
     -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
     -keyout "$s/ca.key" -out "$s/ca.pem" 2>/dev/null
@@ -288,6 +285,16 @@ configure_secure() {
     -srcstorepass p12-store-pw -srcalias client -destkeystore "$s/client.jks" -deststoretype JKS \
     -deststorepass jks-store-pw -destkeypass jks-key-pw >/dev/null 2>&1 ||
     die "keytool could not write $s/client.jks"
+}
+
+# Certificates, JAAS files and the secured parts of both configs (after configure).
+configure_secure() {
+  local ports s=$DIR/secure
+  ports=$(probe free-ports 4) || die "could not find free loopback ports"
+  read -r ZK_TLS_PORT KAFKA_SASL_SSL_PORT KAFKA_SSL_PORT KAFKA_SASL_PLAINTEXT_PORT <<<"$ports"
+  printf '%s\n' "ZK_TLS_PORT=$ZK_TLS_PORT" "KAFKA_SASL_SSL_PORT=$KAFKA_SASL_SSL_PORT" \
+    "KAFKA_SSL_PORT=$KAFKA_SSL_PORT" "KAFKA_SASL_PLAINTEXT_PORT=$KAFKA_SASL_PLAINTEXT_PORT" >>"$DIR/ports.env"
+  write_certificates "$s"
   printf '%s\n' 'Server {' '  org.apache.zookeeper.server.auth.DigestLoginModule required' \
     "  user_$ZK_USER=\"$ZK_PASSWORD\"" '  user_kafka="kafka-broker-pw";' '};' >"$s/zk-jaas.conf"
   printf '%s\n' 'Client {' '  org.apache.zookeeper.server.auth.DigestLoginModule required' \
@@ -388,10 +395,12 @@ configure_kerberos() {
   local ports k=$DIR/kerberos
   [[ "$TICKET_LIFETIME" =~ ^[1-9][0-9]*$ ]] ||
     die "OFFSETKEEPER_KERBEROS_TICKET_LIFETIME is '$TICKET_LIFETIME'; allowed: a whole number of seconds"
-  ports=$(probe free-ports 2) || die "could not find free loopback ports"
-  read -r KDC_PORT KAFKA_SASL_PLAINTEXT_PORT <<<"$ports"
-  printf '%s\n' "KDC_PORT=$KDC_PORT" "KAFKA_SASL_PLAINTEXT_PORT=$KAFKA_SASL_PLAINTEXT_PORT" >>"$DIR/ports.env"
+  ports=$(probe free-ports 3) || die "could not find free loopback ports"
+  read -r KDC_PORT KAFKA_SASL_PLAINTEXT_PORT KAFKA_SASL_SSL_PORT <<<"$ports"
+  printf '%s\n' "KDC_PORT=$KDC_PORT" "KAFKA_SASL_PLAINTEXT_PORT=$KAFKA_SASL_PLAINTEXT_PORT" \
+    "KAFKA_SASL_SSL_PORT=$KAFKA_SASL_SSL_PORT" >>"$DIR/ports.env"
   mkdir -p "$k"
+  write_certificates "$k/tls" # SASL_SSL: GSSAPI inside TLS, the truststore a JKS as on CDH/HDP
   jaas_keytab Server "$ZK_PRINCIPAL" >"$k/zk-jaas.conf"
   jaas_keytab Client "$KAFKA_PRINCIPAL" >"$k/kafka-jaas.conf" # the broker's own ZooKeeper login
   # OtherClient: a second identity, for a keeper named to it with zookeeper.sasl.clientconfig.
@@ -406,14 +415,20 @@ configure_kerberos() {
   } >>"$DIR/zk/zoo.cfg"
   printf '%s\n' "-Djava.security.auth.login.config=$k/zk-jaas.conf" "-Djava.security.krb5.conf=$k/krb5.conf" >"$DIR/zk.jvmflags"
   printf '%s\n' "-Djava.security.auth.login.config=$k/kafka-jaas.conf" "-Djava.security.krb5.conf=$k/krb5.conf" >"$DIR/kafka.jvmflags"
-  sed -i -e "s|^listeners=.*|listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PLAINTEXT_PORT|" \
+  sed -i -e "s|^listeners=.*|listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PLAINTEXT_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT|" \
     -e "s|^zookeeper.connect=.*|zookeeper.connect=localhost:$ZK_PORT|" "$DIR/kafka/server.properties"
   {
-    echo "advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_PLAINTEXT://localhost:$KAFKA_SASL_PLAINTEXT_PORT"
+    echo "advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_PLAINTEXT://localhost:$KAFKA_SASL_PLAINTEXT_PORT,SASL_SSL://localhost:$KAFKA_SASL_SSL_PORT"
     echo "inter.broker.listener.name=PLAINTEXT"
     echo "sasl.enabled.mechanisms=GSSAPI"
     echo "sasl.kerberos.service.name=kafka"
-    echo "listener.name.sasl_plaintext.gssapi.sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true useTicketCache=false keyTab=\"$k/kafka.keytab\" principal=\"$KAFKA_PRINCIPAL\";"
+    local listener
+    for listener in sasl_plaintext sasl_ssl; do
+      echo "listener.name.$listener.gssapi.sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true useTicketCache=false keyTab=\"$k/kafka.keytab\" principal=\"$KAFKA_PRINCIPAL\";"
+    done
+    echo "ssl.keystore.type=PEM"
+    echo "ssl.keystore.location=$k/tls/server-keystore.pem"
+    echo "ssl.client.auth=none"
   } >>"$DIR/kafka/server.properties"
 }
 
@@ -435,7 +450,11 @@ write_kerberos_env() {
   {
     echo "OFFSETKEEPER_KERBEROS_ZK=localhost:$ZK_PORT"
     echo "OFFSETKEEPER_KERBEROS_KAFKA_SASL_PLAINTEXT=localhost:$KAFKA_SASL_PLAINTEXT_PORT"
+    echo "OFFSETKEEPER_KERBEROS_KAFKA_SASL_SSL=localhost:$KAFKA_SASL_SSL_PORT"
     echo "OFFSETKEEPER_KERBEROS_KAFKA_PLAINTEXT=127.0.0.1:$KAFKA_PORT"
+    echo "OFFSETKEEPER_KERBEROS_TRUSTSTORE_JKS=$k/tls/truststore.jks"
+    echo "OFFSETKEEPER_KERBEROS_TRUSTSTORE_PASSWORD=changeit"
+    echo "OFFSETKEEPER_KERBEROS_CA=$k/tls/ca.pem"
     echo "OFFSETKEEPER_KERBEROS_REALM=$REALM"
     echo "OFFSETKEEPER_KERBEROS_KRB5_CONF=$k/krb5.conf"
     echo "OFFSETKEEPER_KERBEROS_KDC=127.0.0.1:$KDC_PORT"
