@@ -82,6 +82,17 @@ pub(crate) fn blocking<T>(call: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Runs a provider call, which may block (a KDC that does not answer), on tokio's blocking
+/// pool: the awaiting future stays cancellable, so the caller's deadline ends the call on time
+/// while the provider finishes in the background.
+pub(crate) async fn off_the_workers<T: Send + 'static>(
+    call: impl FnOnce() -> Result<T, SaslFailure> + Send + 'static,
+) -> Result<T, SaslFailure> {
+    tokio::task::spawn_blocking(call)
+        .await
+        .unwrap_or_else(|err| Err(SaslFailure(format!("the SASL provider failed: {err}"))))
+}
+
 /// The vendored ZooKeeper client's external mechanism over a provider. The client reports
 /// every failure of it as `AuthFailed` (which ends the connect at once); the reason is kept
 /// here for the engine's message.
@@ -200,13 +211,23 @@ pub(crate) mod fake {
     pub(crate) struct FakeProvider {
         pub(crate) script: Script,
         pub(crate) started: Mutex<Vec<(SaslService, String)>>,
+        /// How long `start` blocks first, as a login whose KDC does not answer.
+        pub(crate) stall: std::time::Duration,
     }
 
     impl FakeProvider {
         pub(crate) fn handle(script: Script) -> (SaslProviderHandle, Arc<FakeProvider>) {
+            FakeProvider::stalling(script, std::time::Duration::ZERO)
+        }
+
+        pub(crate) fn stalling(
+            script: Script,
+            stall: std::time::Duration,
+        ) -> (SaslProviderHandle, Arc<FakeProvider>) {
             let provider = Arc::new(FakeProvider {
                 script,
                 started: Mutex::default(),
+                stall,
             });
             (SaslProviderHandle(provider.clone()), provider)
         }
@@ -229,6 +250,7 @@ pub(crate) mod fake {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push((service, host.to_string()));
+            std::thread::sleep(self.stall);
             Ok(Box::new(FakeExchange {
                 script: self.script.clone(),
                 round: 0,

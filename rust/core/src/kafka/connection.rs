@@ -17,7 +17,7 @@ use super::protocol::{
 };
 use super::scram::{Hash, Scram};
 use super::security::{KafkaSecurity, Mechanism, SaslLogin};
-use crate::sasl::{blocking, SaslProviderHandle, SaslService, GSSAPI};
+use crate::sasl::{off_the_workers, SaslProviderHandle, SaslService, GSSAPI};
 
 /// A plain or TLS stream.
 trait Io: AsyncRead + AsyncWrite + Unpin + Send + Sync {}
@@ -165,15 +165,25 @@ impl Connection {
         self.handshake(GSSAPI).await?;
         let failed =
             |why: String| CallError::Authentication(format!("SASL {GSSAPI} login failed: {why}"));
-        let mut exchange = blocking(|| provider.0.start(SaslService::Kafka, host))
-            .map_err(|failure| failed(failure.0))?;
-        let mut token = blocking(|| exchange.initial()).map_err(|failure| failed(failure.0))?;
+        let (provider, host) = (provider.clone(), host.to_string());
+        let (mut exchange, mut token) = off_the_workers(move || {
+            let mut exchange = provider.0.start(SaslService::Kafka, &host)?;
+            let token = exchange.initial()?;
+            Ok((exchange, token))
+        })
+        .await
+        .map_err(|failure| failed(failure.0))?;
         loop {
             let answer = self.authenticate(&token).await.map_err(failed)?;
             if exchange.is_complete() {
                 return Ok(());
             }
-            token = blocking(|| exchange.evaluate(&answer)).map_err(|failure| failed(failure.0))?;
+            (exchange, token) = off_the_workers(move || {
+                let token = exchange.evaluate(&answer)?;
+                Ok((exchange, token))
+            })
+            .await
+            .map_err(|failure| failed(failure.0))?;
         }
     }
 
@@ -590,6 +600,39 @@ mod tests {
                     )),
                     "{message}"
                 );
+                broker.await.unwrap();
+            });
+        }
+
+        /// A provider that blocks past the deadline (a KDC that does not answer) does not hold
+        /// the call: it ends at the deadline.
+        #[test]
+        fn a_stalled_login_ends_at_the_deadline() {
+            runtime().block_on(async {
+                let (address, broker) = broker(vec![]).await;
+                let (handle, _) = FakeProvider::stalling(
+                    Script::new(Ok(b"ap-req"), &[]),
+                    std::time::Duration::from_secs(4),
+                );
+                let settings = KafkaSettings::from_params([
+                    ("bootstrap.servers", address.as_str()),
+                    ("security.protocol", "SASL_PLAINTEXT"),
+                ])
+                .unwrap();
+                let brokers = Brokers::with_sasl_provider(
+                    settings,
+                    Some(std::time::Duration::from_secs(1)),
+                    Some(&handle),
+                )
+                .unwrap();
+                let started = std::time::Instant::now();
+                let err = brokers.topics().await.unwrap_err();
+                assert!(
+                    started.elapsed() < std::time::Duration::from_millis(2500),
+                    "{err}"
+                );
+                assert!(err.to_string().contains("timed out after"), "{err}");
+                drop(brokers);
                 broker.await.unwrap();
             });
         }

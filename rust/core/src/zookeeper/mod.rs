@@ -808,18 +808,30 @@ impl ZkStore {
             // The session keeps it after the handshake (the outer timeout bounds this one).
             .with_connection_timeout(self.config.request_timeout);
         let secure = self.config.security.tls.is_some();
-        let connect = &self.config.connect;
-        let connecting = async move {
+        let connect = self.config.connect.clone();
+        // A task of its own: a SASL provider blocks inside the handshake (a KDC that does not
+        // answer), and only a future that is not the one blocking can end the call on time.
+        let connecting = tokio::spawn(async move {
             if secure {
-                connector.secure_connect(connect).await
+                connector.secure_connect(&connect).await
             } else {
-                connector.connect(connect).await
+                connector.connect(&connect).await
             }
-        };
+        });
+        let abandon = connecting.abort_handle();
         let client = match tokio::time::timeout(left, connecting).await {
-            Ok(Ok(client)) => client,
-            Err(_) => return Err(self.timeout("connect")),
-            Ok(Err(err)) => return Err(self.failed("connect", &self.config.connect, err)),
+            Ok(Ok(Ok(client))) => client,
+            Err(_) => {
+                abandon.abort();
+                return Err(self.timeout("connect"));
+            }
+            Ok(Ok(Err(err))) => return Err(self.failed("connect", &self.config.connect, err)),
+            Ok(Err(panicked)) => {
+                return Err(Error::Internal(format!(
+                    "the ZooKeeper connect to {} failed: {panicked}",
+                    self.config.connect
+                )))
+            }
         };
         self.check_chroot(&client, deadline).await?;
         // Warned only now: when no server is reachable, the connect error says enough.
@@ -1156,6 +1168,30 @@ mod tests {
                 assert!(rounds.next().is_none(), "rounds left");
             });
             (address, thread)
+        }
+
+        /// A provider that blocks past the deadline (a KDC that does not answer) does not
+        /// hold the connect: it times out on time.
+        #[test]
+        fn a_stalled_login_ends_at_the_deadline() {
+            // A server that reads whatever comes until the client hangs up.
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let address = listener.local_addr().unwrap().to_string();
+            let server = std::thread::spawn(move || {
+                let (mut socket, _) = listener.accept().unwrap();
+                let _ = std::io::copy(&mut socket, &mut std::io::sink());
+            });
+            let (handle, _) =
+                FakeProvider::stalling(Script::new(Ok(b"ap-req"), &[]), Duration::from_secs(4));
+            let mut config = config(&address);
+            config.request_timeout = Duration::from_secs(1);
+            let store = ZkStore::with_sasl_provider(config, Some(&handle)).unwrap();
+            let started = Instant::now();
+            let err = store.block_on(store.connect()).unwrap_err();
+            assert!(started.elapsed() < Duration::from_millis(2500), "{err}");
+            assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+            drop(store);
+            server.join().unwrap();
         }
 
         fn config(connect: &str) -> ZkConfig {
