@@ -47,12 +47,23 @@ public final class StreamingJob {
     private final String group;
     private final List<String> topics;
     private final Offsets source;
+    private final Map<String, Object> kafkaOverrides = new HashMap<>();
 
     public StreamingJob(Cluster cluster, String group, List<String> topics, Offsets source) {
         this.cluster = cluster;
         this.group = group;
         this.topics = topics;
         this.source = source;
+    }
+
+    /**
+     * Kafka parameters that replace or add to the job's own ({@link #kafkaParams()}): another
+     * listener and its security settings, as a Kerberized cluster's job has them. They reach the
+     * keeper and Spark's consumers alike, as one kafkaParams map does in a user's job.
+     */
+    public StreamingJob withKafkaParams(Map<String, ?> overrides) {
+        kafkaOverrides.putAll(overrides);
+        return this;
     }
 
     /** One Spark context per JVM; each run gets a new StreamingContext on it. */
@@ -155,6 +166,7 @@ public final class StreamingJob {
         params.put("auto.offset.reset", source == Offsets.OFFSETKEEPER ? "earliest" : "latest");
         // Subscribe notices added partitions at the next metadata refresh.
         params.put("metadata.max.age.ms", "1000");
+        params.putAll(kafkaOverrides);
         return params;
     }
 
