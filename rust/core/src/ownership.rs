@@ -860,9 +860,8 @@ impl<'a> Claim<'a> {
             .iter()
             .zip(dir_nodes)
             .filter(|(_, node)| node.is_none())
-            .map(|(path, _)| WriteOp::Create {
-                path: path.clone(),
-                data: Vec::new(),
+            .map(|(path, _)| {
+                WriteOp::create_dir(path.clone(), Vec::new(), self.layout.is_shared_dir(path))
             })
             .collect();
         match id_node {

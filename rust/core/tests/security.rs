@@ -75,6 +75,23 @@ fn keeper_with_kafka(
     OffsetKeeper::open(config)
 }
 
+/// A keeper with `properties`, its offsets under `base_path`.
+fn keeper_under(
+    zookeeper: &str,
+    bootstrap: &str,
+    base_path: &str,
+    properties: &[(&str, &str)],
+) -> OffsetKeeper {
+    let mut zk = ZkConfig::new(zookeeper);
+    zk.security = ZkSecurity::from_properties(properties.iter().copied()).expect("security");
+    zk.request_timeout = Duration::from_secs(5);
+    zk.base_path = base_path.to_string();
+    let kafka = KafkaSettings::from_params([("bootstrap.servers", bootstrap)]).expect("kafka");
+    let mut config = KeeperConfig::new(zk, kafka);
+    config.kafka_timeout = Some(Duration::from_secs(5));
+    OffsetKeeper::open(config).expect("open keeper")
+}
+
 fn topic_with(cluster: &Cluster, partitions: i32) -> String {
     let kafka = Kafka::new(cluster);
     let topic = unique("sec");
@@ -108,6 +125,47 @@ fn client(zookeeper: &str, digest: Option<&str>) -> (tokio::runtime::Runtime, zk
         .block_on(connector.connect(zookeeper))
         .expect("connect");
     (runtime, client)
+}
+
+/// The base path's folders are shared by every group: created open to all (as Kafka keeps
+/// `/consumers`), so one identity's creator-only ACL shuts no other identity out of its own
+/// groups; the group's own nodes carry the creator's ACL.
+#[test]
+fn a_creator_only_acl_leaves_the_base_path_open_to_other_identities() {
+    let cluster = cluster();
+    let topic = topic_with(&cluster, 1);
+    let base = format!("/{}/consumers", unique("shared"));
+    let (zookeeper, bootstrap) = (cluster.zookeeper.as_str(), cluster.bootstrap.as_str());
+    let topics = std::slice::from_ref(&topic);
+    for (user, group) in [("alice", unique("alice")), ("bob", unique("bob"))] {
+        let auth = format!("digest:{user}:{user}-Secret-3");
+        let keeper = keeper_under(
+            zookeeper,
+            bootstrap,
+            &base,
+            &[
+                ("zookeeper.auth", auth.as_str()),
+                ("zookeeper.acl", "creator"),
+            ],
+        );
+        keeper.load(&group, topics).unwrap();
+        keeper.commit(&group, &batch(&topic, &[4])).unwrap();
+        let (runtime, plain) = client(zookeeper, None);
+        for shared in [
+            base.rsplit_once('/').map_or("/", |(parent, _)| parent),
+            &base,
+        ] {
+            let (acls, _) = runtime.block_on(plain.get_acl(shared)).unwrap();
+            assert_eq!(acls, zk::Acls::anyone_all().to_vec(), "{shared}");
+        }
+        // Reading a node's ACL needs READ on it: as its creator.
+        let (runtime, creator) = client(zookeeper, Some(&format!("{user}:{user}-Secret-3")));
+        let (acls, _) = runtime
+            .block_on(creator.get_acl(&format!("{base}/{group}")))
+            .unwrap();
+        assert_eq!(acls.len(), 1, "{acls:?}");
+        assert!(acls[0].id().starts_with(&format!("{user}:")), "{acls:?}");
+    }
 }
 
 #[test]

@@ -223,10 +223,7 @@ fn plan(
             } else {
                 Vec::new()
             };
-            let create = WriteOp::Create {
-                path: dir.clone(),
-                data,
-            };
+            let create = WriteOp::create_dir(dir.clone(), data, layout.is_shared_dir(dir));
             (create, Role::Dir)
         })
         .collect();
@@ -538,6 +535,7 @@ fn record_applied(
         match role {
             Role::Dir => match op {
                 WriteOp::Create { path, data } => tracker.created_dir(layout, path, data),
+                WriteOp::CreateShared { path } => tracker.created_dir(layout, path, &[]),
                 other => tracker.known_dir(other.path()),
             },
             Role::Identity(i) => {

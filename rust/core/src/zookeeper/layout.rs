@@ -57,6 +57,11 @@ impl GroupLayout<'_> {
         dirs
     }
 
+    /// Whether `dir` is a folder of the base path (shared by every group), not the group's.
+    pub fn is_shared_dir(&self, dir: &str) -> bool {
+        dir.len() <= self.base_path.len()
+    }
+
     /// `<base>/<group>/ids`: the registered consumer instances, as Kafka's old consumer kept them.
     pub fn ids_dir(&self) -> String {
         format!("{}/{}/ids", self.base_path, self.group)
@@ -212,6 +217,12 @@ mod tests {
             layout.group_dirs(),
             ["/a", "/a/b", "/a/b/g", "/a/b/g/offsets"]
         );
+        let shared: Vec<bool> = layout
+            .group_dirs()
+            .iter()
+            .map(|dir| layout.is_shared_dir(dir))
+            .collect();
+        assert_eq!(shared, [true, true, false, false]);
     }
 
     #[test]

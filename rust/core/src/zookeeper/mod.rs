@@ -109,8 +109,9 @@ pub enum ReadMode {
     Pipelined,
 }
 
-/// One operation of a multi. `Create` makes a persistent node, `CreateEphemeral` a node that
-/// lives as long as the session; `SetData` and `Check` with a version fail unless the node has
+/// One operation of a multi. `Create` makes a persistent node with the configured ACL,
+/// `CreateShared` one open to every identity, `CreateEphemeral` a node that lives as long as
+/// the session; `SetData` and `Check` with a version fail unless the node has
 /// that version (`Check` with -1 only asks that the node exists); `Delete` removes a node that
 /// has no children, whatever its version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,6 +119,12 @@ pub enum WriteOp {
     Create {
         path: String,
         data: Vec<u8>,
+    },
+    /// A folder of the base path (`/consumers`), shared by every group: open to all, as Kafka
+    /// keeps `/consumers`, so that one group's `zookeeper.acl` shuts no other identity out of
+    /// its own groups.
+    CreateShared {
+        path: String,
     },
     CreateEphemeral {
         path: String,
@@ -138,9 +145,19 @@ pub enum WriteOp {
 }
 
 impl WriteOp {
+    /// Creates folder `path`: shared (open to all) when it is one of the base path's.
+    pub(crate) fn create_dir(path: String, data: Vec<u8>, shared: bool) -> WriteOp {
+        if shared {
+            WriteOp::CreateShared { path }
+        } else {
+            WriteOp::Create { path, data }
+        }
+    }
+
     pub fn path(&self) -> &str {
         match self {
             WriteOp::Create { path, .. }
+            | WriteOp::CreateShared { path }
             | WriteOp::CreateEphemeral { path, .. }
             | WriteOp::SetData { path, .. }
             | WriteOp::Check { path, .. }
@@ -154,6 +171,7 @@ impl WriteOp {
             WriteOp::Create { path, data } | WriteOp::CreateEphemeral { path, data } => {
                 path.len() + data.len() + CREATE_OP_BYTES
             }
+            WriteOp::CreateShared { path } => path.len() + CREATE_OP_BYTES,
             WriteOp::SetData { path, data, .. } => path.len() + data.len() + SET_DATA_OP_BYTES,
             WriteOp::Check { path, .. } | WriteOp::Delete { path } => {
                 path.len() + PATH_VERSION_OP_BYTES
@@ -596,10 +614,12 @@ impl ZkStore {
     > {
         let persistent = zk::CreateMode::Persistent.with_acls(acls);
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(acls);
+        let shared = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
         let mut writer = client.new_multi_writer();
         for op in ops {
             let added = match op.borrow() {
                 WriteOp::Create { path, data } => writer.add_create(path, data, &persistent),
+                WriteOp::CreateShared { path } => writer.add_create(path, &[], &shared),
                 WriteOp::CreateEphemeral { path, data } => {
                     writer.add_create(path, data, &ephemeral)
                 }
