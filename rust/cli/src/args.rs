@@ -24,7 +24,15 @@ Examples:
 
 Commands that change offsets are dry runs unless given --execute. Stop the job first: a running
 job commits over whatever was written. Exit status: 0 on success, 1 when an operation fails,
-2 for a bad command line.";
+2 for a bad command line.
+
+--command-config takes the Java clients' keys. TLS stores: PEM, or PKCS#12 (ssl.truststore.type /
+ssl.keystore.type PKCS12, with their passwords; JKS: convert with keytool -importkeystore).
+Kerberos (SASL GSSAPI: security.protocol SASL_*, sasl.kerberos.service.name; for ZooKeeper
+zookeeper.sasl.mechanism=GSSAPI or a JAAS Client section) needs the system's MIT krb5 library
+(libgssapi_krb5.so.2) and logs in from the ticket cache (KRB5CCNAME, as after kinit), or as
+sasl.jaas.config or the JAAS file java.security.auth.login.config say (keyTab, principal,
+ticketCache); krb5.conf is KRB5_CONFIG's or /etc/krb5.conf.";
 
 #[derive(Debug, Parser)]
 #[command(name = "offsetkeeper", version, about = ABOUT, after_help = EXAMPLES)]

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use offsetkeeper::config::ZOOKEEPER_CONNECT;
 use offsetkeeper::names::{check_base_path, check_name};
+use offsetkeeper::sasl::SaslProviderHandle;
 use offsetkeeper::{
     lag, CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Recreated, Stored,
     Surveyed, TopicPartition, ZkConfig,
@@ -26,6 +27,7 @@ use crate::files::{
 use crate::migrate::ConsumerGroups;
 use crate::output::{Objects, Rows};
 use crate::prometheus::{self, Sample};
+use crate::{kerberos, keystores};
 
 use crate::plan::{delta, plan, Planned, Status, Target};
 use crate::{emit, reason, Failure};
@@ -61,11 +63,14 @@ pub fn run(cli: Cli) -> Outcome {
 struct Context {
     zookeeper: ZkConfig,
     /// `--command-config`'s pairs, then the flags' (which win): what
-    /// `KeeperConfig::from_properties` reads.
+    /// `KeeperConfig::from_properties` reads, Java keystores made PEM.
     properties: Vec<(String, String)>,
     group: Option<String>,
     /// ZooKeeper's request timeout, and the migrate consumer's.
     timeout: Duration,
+    /// Which services authenticate with Kerberos; the GSS-API library is loaded only when a
+    /// keeper for one of them is opened.
+    kerberos: Option<kerberos::Plan>,
 }
 
 impl Context {
@@ -94,6 +99,9 @@ impl Context {
                 properties.push((key.to_string(), value));
             }
         }
+        // Before anything reads them: the engine takes PEM and the GSSAPI mechanism keys.
+        keystores::to_pem(&mut properties).map_err(|err| Failure::usage(err.to_string()))?;
+        let kerberos = kerberos::configure(&mut properties).map_err(Failure::usage)?;
         let connect_given = properties
             .iter()
             .any(|(key, value)| key == ZOOKEEPER_CONNECT && !value.trim().is_empty());
@@ -113,7 +121,22 @@ impl Context {
             zookeeper,
             properties,
             group: connection.group.clone(),
+            kerberos,
         })
+    }
+
+    /// The Kerberos provider when `needed` says a service of the plan is used, the
+    /// GSS-API library loaded; `None` without Kerberos.
+    fn sasl_provider(
+        &self,
+        needed: impl Fn(&kerberos::Plan) -> bool,
+    ) -> Result<Option<SaslProviderHandle>, Failure> {
+        match &self.kerberos {
+            Some(plan) if needed(plan) => kerberos::Provider::handle(plan)
+                .map(Some)
+                .map_err(|err| Failure::failed(err.to_string())),
+            _ => Ok(None),
+        }
     }
 
     fn base_path(&self) -> &str {
@@ -131,7 +154,11 @@ impl Context {
     }
 
     fn zookeeper_only(&self) -> Result<OffsetKeeper, Failure> {
-        Ok(OffsetKeeper::open_zookeeper_only(self.zookeeper.clone())?)
+        let provider = self.sasl_provider(|plan| plan.zookeeper.is_some())?;
+        Ok(OffsetKeeper::open_zookeeper_only_with_sasl_provider(
+            self.zookeeper.clone(),
+            provider.as_ref(),
+        )?)
     }
 
     fn with_kafka(&self, command: &str) -> Result<OffsetKeeper, Failure> {
@@ -155,7 +182,11 @@ impl Context {
                 "{command} needs the Kafka brokers: give --bootstrap-servers (or bootstrap.servers in --command-config)"
             )));
         }
-        let config = KeeperConfig::from_properties(self.properties.iter().map(|(k, v)| (k, v)))?;
+        let mut config =
+            KeeperConfig::from_properties(self.properties.iter().map(|(k, v)| (k, v)))?;
+        if let Some(provider) = self.sasl_provider(|_| true)? {
+            config = config.with_sasl_provider(provider);
+        }
         log::debug!("configuration: {config:?}");
         Ok(config)
     }
@@ -699,6 +730,15 @@ fn migrate(cx: &Context, args: MigrateArgs) -> Outcome {
     let group = cx.group("migrate")?;
     let kafka_group = args.kafka_group.as_deref().unwrap_or(group);
     check_name("group", kafka_group).map_err(|err| Failure::usage(reason(err)))?;
+    if cx
+        .kerberos
+        .as_ref()
+        .is_some_and(|plan| plan.kafka.is_some())
+    {
+        return Err(Failure::usage(
+            "migrate reads and commits Kafka consumer groups through librdkafka, which this CLI has without Kerberos (GSSAPI); migrate over a listener with PLAIN, SCRAM or TLS, or use the jar",
+        ));
+    }
     let keeper = cx.with_kafka("migrate")?;
     let groups = ConsumerGroups::new(cx.kafka_settings("migrate")?, cx.timeout)?;
     let migration = Migration {

@@ -6,6 +6,8 @@ mod args;
 mod commands;
 mod datetime;
 mod files;
+mod kerberos;
+mod keystores;
 mod migrate;
 mod output;
 mod plan;

@@ -1949,6 +1949,97 @@ fn migrate_over_ssl_with_a_client_certificate() {
     );
 }
 
+/// A PKCS#12 truststore of the test CA, made by the JDK's keytool as Java shops make one.
+fn pkcs12_truststore(secure: &support::SecureCluster, password: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(unique("trust.p12"));
+    let keytool = std::env::var("JAVA_HOME")
+        .map(|home| PathBuf::from(home).join("bin/keytool"))
+        .unwrap_or_else(|_| PathBuf::from("keytool"));
+    let output = Command::new(&keytool)
+        .args([
+            "-importcert",
+            "-noprompt",
+            "-alias",
+            "ca",
+            "-storetype",
+            "PKCS12",
+        ])
+        .arg("-file")
+        .arg(secure.get("CA"))
+        .arg("-keystore")
+        .arg(&path)
+        .args(["-storepass", password])
+        .output()
+        .unwrap_or_else(|err| panic!("{} (JDK 17) is needed: {err}", keytool.display()));
+    assert!(output.status.success(), "keytool: {output:?}");
+    path
+}
+
+/// SSL with a client certificate, both stores PKCS#12 (the client's from openssl, the
+/// truststore from keytool): loads read them through the CLI's conversion to PEM, and
+/// `migrate` gets the same PEM.
+#[test]
+fn migrate_over_ssl_with_pkcs12_stores() {
+    let secure = support::secure_cluster();
+    let truststore = pkcs12_truststore(&secure, "trust-Secret-9");
+    migrate_over_the_secured_cluster(
+        "KAFKA_SSL_CLIENT_AUTH",
+        &[
+            ("security.protocol", "SSL"),
+            (
+                "ssl.truststore.location",
+                truststore.to_str().expect("path"),
+            ),
+            ("ssl.truststore.type", "PKCS12"),
+            ("ssl.truststore.password", "trust-Secret-9"),
+            ("ssl.keystore.location", secure.get("CLIENT_P12")),
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.keystore.password", secure.get("CLIENT_P12_PASSWORD")),
+        ],
+        &[],
+    );
+}
+
+/// ZooKeeper's TLS port with a PKCS#12 truststore (`zookeeper.ssl.*`); a JKS store and a wrong
+/// password are refused before anything connects, naming the key and the file, never the
+/// password.
+#[test]
+fn zookeeper_tls_takes_a_pkcs12_truststore_and_jks_is_refused_clearly() {
+    let secure = support::secure_cluster();
+    let truststore = pkcs12_truststore(&secure, "trust-Secret-8");
+    let truststore = truststore.to_str().expect("path");
+    let config = |store: &str, kind: &str, password: &str| {
+        temp_file(
+            "zk-p12.properties",
+            &format!(
+                "zookeeper.sasl.username={}\nzookeeper.sasl.password={}\nzookeeper.ssl.client.enable=true\nzookeeper.ssl.truststore.location={store}\nzookeeper.ssl.truststore.type={kind}\nzookeeper.ssl.truststore.password={password}\n",
+                secure.get("ZK_USER"),
+                secure.get("ZK_PASSWORD"),
+            ),
+        )
+    };
+    let list = |config: &Path| {
+        raw(&[
+            "--zookeeper",
+            secure.get("ZK_TLS"),
+            "--command-config",
+            config.to_str().expect("path"),
+            "list-groups",
+        ])
+    };
+    let listed = ok(list(&config(truststore, "PKCS12", "trust-Secret-8")));
+    assert!(listed.stdout.starts_with("GROUP"), "{listed:?}");
+    let run = fails(list(&config(truststore, "PKCS12", "wrong-Secret")), 2, &format!(
+        "zookeeper.ssl.truststore.location {truststore} (PKCS12): cannot read it: the password zookeeper.ssl.truststore.password is wrong"
+    ));
+    assert!(!run.stderr.contains("Secret"), "{run:?}");
+    let jks = secure.get("JKS");
+    let run = fails(list(&config(jks, "JKS", secure.get("JKS_PASSWORD"))), 2, &format!(
+        "zookeeper.ssl.truststore.location {jks} is a Java KeyStore (JKS), which only the jar reads; convert it to PKCS#12"
+    ));
+    assert!(!run.stderr.contains(secure.get("JKS_PASSWORD")), "{run:?}");
+}
+
 /// With no truststore, `migrate` trusts the roots loads trust: here `SSL_CERT_FILE` names the
 /// test CA, which the system's bundle does not hold.
 #[test]

@@ -14,6 +14,7 @@ use crate::kafka::Brokers;
 use crate::load::{self, Inspected, Loaded};
 use crate::ownership::Owners;
 use crate::runtime::runtime;
+use crate::sasl::SaslProviderHandle;
 use crate::tracked::Tracked;
 use crate::validate::{Policy, Stored};
 use crate::zookeeper::{WriteOp, ZkConfig, ZkStore};
@@ -60,9 +61,18 @@ impl OffsetKeeper {
     /// with [`Error::InvalidArgument`](crate::Error::InvalidArgument). Commits are fenced; it
     /// never takes ownership.
     pub fn open_zookeeper_only(zookeeper: ZkConfig) -> Result<OffsetKeeper> {
+        OffsetKeeper::open_zookeeper_only_with_sasl_provider(zookeeper, None)
+    }
+
+    /// [`open_zookeeper_only`](Self::open_zookeeper_only), with the host's provider for
+    /// `zookeeper.sasl.mechanism=GSSAPI` (the CLI's Kerberos).
+    pub fn open_zookeeper_only_with_sasl_provider(
+        zookeeper: ZkConfig,
+        provider: Option<&SaslProviderHandle>,
+    ) -> Result<OffsetKeeper> {
         Ok(OffsetKeeper {
             cx: Context {
-                store: ZkStore::new(zookeeper)?,
+                store: ZkStore::with_sasl_provider(zookeeper, provider)?,
                 brokers: None,
                 owners: Owners::new(),
                 tracked: Tracked::default(),

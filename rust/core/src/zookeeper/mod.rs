@@ -1002,7 +1002,7 @@ fn gssapi_detail(gssapi: &ZkGssapi) -> String {
     match gssapi.last_failure() {
         Some(failure) => format!("SASL {GSSAPI} login failed: {failure}"),
         None => format!(
-            "ZooKeeper refused the SASL {GSSAPI} login; check the JVM's Kerberos login and zookeeper.server.principal"
+            "ZooKeeper refused the SASL {GSSAPI} login; check the Kerberos login and zookeeper.server.principal"
         ),
     }
 }

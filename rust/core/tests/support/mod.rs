@@ -192,6 +192,52 @@ pub fn secure_cluster() -> SecureCluster {
     SHARED.clone()
 }
 
+/// The Kerberos cluster (`cluster.sh start-kerberos`, `gradle kerberosClusterStart`): a KDC, a
+/// ZooKeeper requiring SASL GSSAPI and a broker with a SASL_PLAINTEXT GSSAPI listener.
+#[derive(Debug, Clone)]
+pub struct KerberosCluster {
+    vars: HashMap<String, String>,
+}
+
+impl KerberosCluster {
+    /// One of the variables of `kerberos.env` (`OFFSETKEEPER_KERBEROS_` left out): `ZK`,
+    /// `KAFKA_SASL_PLAINTEXT`, `KAFKA_PLAINTEXT`, `REALM`, `KRB5_CONF`, `CLIENT_PRINCIPAL`,
+    /// `CLIENT_KEYTAB`, `CLIENT_CCACHE`, `CLIENT_JAAS`, `OTHER_PRINCIPAL`, `OTHER_KEYTAB`, ...
+    pub fn get(&self, name: &str) -> &str {
+        self.vars
+            .get(&format!("OFFSETKEEPER_KERBEROS_{name}"))
+            .unwrap_or_else(|| panic!("kerberos.env has no OFFSETKEEPER_KERBEROS_{name}"))
+    }
+
+    /// Its broker's PLAINTEXT listener, for staging topics (its ZooKeeper needs Kerberos).
+    pub fn plaintext(&self) -> Cluster {
+        Cluster {
+            zookeeper: self.get("ZK").to_string(),
+            bootstrap: self.get("KAFKA_PLAINTEXT").to_string(),
+        }
+    }
+}
+
+pub fn kerberos_cluster() -> KerberosCluster {
+    static SHARED: Lazy<KerberosCluster> = Lazy::new(|| {
+        let file = std::env::var("OFFSETKEEPER_KERBEROS_ENV")
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join("build/kerberos-cluster/kerberos.env"));
+        assert!(
+            file.is_file(),
+            "no Kerberos test cluster: {} is missing. Run the tests through `gradle cargoTest`, \
+             which starts it (cluster.sh start-kerberos), or set OFFSETKEEPER_KERBEROS_ENV",
+            file.display()
+        );
+        KerberosCluster {
+            vars: read_env_file(&file),
+        }
+    });
+    SHARED.clone()
+}
+
 /// A cluster of its own, for tests that stop servers. Stopped when dropped.
 pub struct PrivateCluster {
     pub dir: PathBuf,
