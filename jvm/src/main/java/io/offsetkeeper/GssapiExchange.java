@@ -1,5 +1,7 @@
 package io.offsetkeeper;
 
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import javax.security.auth.Subject;
 import javax.security.sasl.SaslClient;
 import javax.security.sasl.SaslException;
@@ -77,12 +79,16 @@ final class GssapiExchange {
     /**
      * The messages of a cause chain, joined: SASL's "GSS initiate failed" says little, the
      * GSSException under it says what Kerberos refused ("Server not found in Kerberos
-     * database (7)", "Clock skew too great (37)"). None of them holds a secret.
+     * database (7)", "Clock skew too great (37)"). None of them holds a secret. A socket's
+     * failure in the chain is the KDC's (the engine, not the JVM, talks to ZooKeeper and
+     * Kafka), whose address only krb5.conf knows: the text then names that file.
      */
     static String reasons(Throwable cause) {
         StringBuilder text = new StringBuilder();
+        boolean network = false;
         Throwable t = cause;
         for (int depth = 0; t != null && depth < 6; depth++) {
+            network |= t instanceof SocketException || t instanceof SocketTimeoutException;
             String message = t.getMessage();
             if (message == null || message.isEmpty()) {
                 message = t.getClass().getName();
@@ -97,6 +103,11 @@ final class GssapiExchange {
                 break;
             }
             t = t.getCause();
+        }
+        if (network) {
+            String conf = System.getProperty("java.security.krb5.conf");
+            text.append(" (talking to the KDC named in ").append(conf != null
+                    ? "krb5.conf " + conf : "the JVM's default krb5.conf").append(')');
         }
         return text.toString();
     }

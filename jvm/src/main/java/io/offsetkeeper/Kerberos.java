@@ -22,20 +22,30 @@ import org.slf4j.LoggerFactory;
  * {@code sasl.mechanism} (or librdkafka's {@code sasl.mechanisms}, read as the engine reads
  * them) {@code GSSAPI} or unset; the login is {@code sasl.jaas.config}, else
  * the JVM's {@code KafkaClient} section; the service name is {@code sasl.kerberos.service.name}
- * or the JAAS option {@code serviceName}.
+ * or the JAAS option {@code serviceName}; login attempts are at least
+ * {@code sasl.kerberos.min.time.before.relogin} ms apart.
  *
  * <p>ZooKeeper: unless {@code zookeeper.sasl.client} is false, the JVM's JAAS section named by
  * {@code zookeeper.sasl.clientconfig} (default {@code Client}) when its login module is
  * {@code Krb5LoginModule}; a missing section is skipped unless it was named. A keeper's own
  * {@code zookeeper.*} setting wins over the system property of the same name, which
  * ZooKeeper's client reads. A DIGEST-MD5 login ({@code zookeeper.sasl.username}) is left as it
- * is.
+ * is. Login attempts are at least {@code zookeeper.kerberos.minReLoginTimeMs} ms apart, a system
+ * property only, as ZooKeeper's {@code Login} reads it.
+ *
+ * <p>Both least times default to {@link KerberosLogins#MIN_TIME_BEFORE_RELOGIN_MS}, as in those
+ * clients; a login that refreshes its ticket at 80% of a lifetime shorter than the least time
+ * would use an expired ticket, so short-lived tickets need them lowered (as those clients do).
  */
 final class Kerberos {
     static final String KAFKA_SECTION = "KafkaClient";
     static final String ZOOKEEPER_SECTION = "Client";
     private static final String GSSAPI = "GSSAPI";
     private static final String LOGIN_CONFIG = "java.security.auth.login.config";
+    /** Kafka's least time between logins (ms), a Kafka setting. */
+    static final String KAFKA_MIN_RELOGIN = "sasl.kerberos.min.time.before.relogin";
+    /** ZooKeeper's ({@code org.apache.zookeeper.Login}), a system property only. */
+    static final String ZOOKEEPER_MIN_RELOGIN = "zookeeper.kerberos.minReLoginTimeMs";
     /** ZooKeeper sections already logged as turned on by the JVM alone: once per JVM each. */
     private static final Set<String> LOGGED_SECTIONS = ConcurrentHashMap.newKeySet();
 
@@ -136,8 +146,35 @@ final class Kerberos {
             }
             source = KerberosLogins.Source.jvm(KAFKA_SECTION, jvm);
         }
-        return new KafkaPlan(source, serviceName(entries,
+        long minRelogin = minTimeBeforeRelogin("Kafka setting " + KAFKA_MIN_RELOGIN,
+                kafkaValue(settings, kafkaParams, KAFKA_MIN_RELOGIN));
+        return new KafkaPlan(source.minTimeBeforeRelogin(minRelogin), serviceName(entries,
                 kafkaValue(settings, kafkaParams, "sasl.kerberos.service.name")));
+    }
+
+    /**
+     * A least time between logins in milliseconds, as Kafka parses a long (trimmed), 0 or
+     * more; {@link KerberosLogins#MIN_TIME_BEFORE_RELOGIN_MS} when {@code value} is null.
+     *
+     * @param what how messages name the setting
+     * @throws IllegalArgumentException naming the setting and the value
+     */
+    static long minTimeBeforeRelogin(String what, String value) {
+        if (value == null) {
+            return KerberosLogins.MIN_TIME_BEFORE_RELOGIN_MS;
+        }
+        long millis;
+        try {
+            millis = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            millis = -1;
+        }
+        if (millis < 0) {
+            throw new IllegalArgumentException(what + " is '" + value + "'; allowed: a whole"
+                    + " number of milliseconds, 0 or more (default "
+                    + KerberosLogins.MIN_TIME_BEFORE_RELOGIN_MS + ")");
+        }
+        return millis;
     }
 
     /** Kafka's {@code KerberosLogin.getServiceName}: JAAS {@code serviceName} or the config's. */
@@ -229,7 +266,10 @@ final class Kerberos {
         if (!explicitGssapi && !settings.containsKey("zookeeper.sasl.clientconfig")) {
             logTurnedOn(section);
         }
-        return new ZooKeeperPlan(KerberosLogins.Source.jvm(section, jvm),
+        long minRelogin = minTimeBeforeRelogin("system property " + ZOOKEEPER_MIN_RELOGIN,
+                System.getProperty(ZOOKEEPER_MIN_RELOGIN));
+        return new ZooKeeperPlan(
+                KerberosLogins.Source.jvm(section, jvm).minTimeBeforeRelogin(minRelogin),
                 GssapiClients.zookeeper(principal, username.trim(), canonicalize,
                         realm == null ? null : realm.trim()));
     }

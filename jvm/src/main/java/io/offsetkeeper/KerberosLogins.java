@@ -31,18 +31,24 @@ import javax.security.auth.login.LoginException;
  * refuses every callback (no prompt). Before each use a TGT past 80% of its lifetime (plus up
  * to 5% jitter) is refreshed by a new login: the rule of Kafka's {@code KerberosLogin} and
  * ZooKeeper's {@code Login}, applied lazily instead of by a thread. Login attempts, successful
- * or not, are at least a minute apart, except the first: a ticket cache that nobody renews, or
- * a KDC that cannot be reached, is not asked at every connect. Unlike them, the new login
- * comes before the old one's logout, so a failed refresh leaves the old TGT in use until it
- * expires. A ticket cache login reads the cache again then, so a cache renewed by {@code kinit}
- * or {@code k5start} is picked up.
+ * or not, are at least the source's minimum time apart (a minute unless Kafka's
+ * {@code sasl.kerberos.min.time.before.relogin} or ZooKeeper's
+ * {@code zookeeper.kerberos.minReLoginTimeMs} says otherwise, see {@link Kerberos}), except the
+ * first: a ticket cache that nobody renews, or a KDC that cannot be reached, is not asked at
+ * every connect. Unlike them, the new login comes before the old one's logout, so a failed
+ * refresh leaves the old TGT in use until it expires. A ticket cache login reads the cache
+ * again then, so a cache renewed by {@code kinit} or {@code k5start} is picked up.
  */
 final class KerberosLogins {
     /** Kafka's {@code sasl.kerberos.ticket.renew.window.factor} and ZooKeeper's window. */
     static final double RENEW_WINDOW = 0.80;
     /** Kafka's {@code sasl.kerberos.ticket.renew.jitter}. */
     static final double RENEW_JITTER = 0.05;
-    /** Kafka's {@code sasl.kerberos.min.time.before.relogin} (ms). */
+    /**
+     * The default least time between login attempts (ms): that of Kafka's
+     * {@code sasl.kerberos.min.time.before.relogin} and of ZooKeeper's
+     * {@code zookeeper.kerberos.minReLoginTimeMs}. The one place of this default.
+     */
     static final long MIN_TIME_BEFORE_RELOGIN_MS = 60_000;
 
     /** Wall clock in milliseconds; tests replace it. */
@@ -121,27 +127,42 @@ final class KerberosLogins {
 
     /**
      * Where a login's entries come from: a section of the JVM's configuration (the same
-     * {@link Configuration} object), or an inline text under a section name.
+     * {@link Configuration} object), or an inline text under a section name; and the least
+     * time between its login attempts. Sources that differ in any of these are different
+     * logins.
      */
     static final class Source {
         final String section;
         final String inlineText;
         final Configuration configuration;
+        final long minTimeBeforeReloginMs;
 
-        private Source(String section, String inlineText, Configuration configuration) {
+        private Source(String section, String inlineText, Configuration configuration,
+                long minTimeBeforeReloginMs) {
             this.section = section;
             this.inlineText = inlineText;
             this.configuration = configuration;
+            this.minTimeBeforeReloginMs = minTimeBeforeReloginMs;
         }
 
         /** Section {@code section} of the JVM's login configuration {@code configuration}. */
         static Source jvm(String section, Configuration configuration) {
-            return new Source(section, null, configuration);
+            return new Source(section, null, configuration, MIN_TIME_BEFORE_RELOGIN_MS);
         }
 
         /** The text of {@code sasl.jaas.config}, read as section {@code section}. */
         static Source inline(String section, String text) {
-            return new Source(section, text, InlineJaas.parse(section, text));
+            return new Source(section, text, InlineJaas.parse(section, text),
+                    MIN_TIME_BEFORE_RELOGIN_MS);
+        }
+
+        /** This source, its login attempts at least {@code millis} apart (0: no least time). */
+        Source minTimeBeforeRelogin(long millis) {
+            if (millis < 0) {
+                throw new IllegalArgumentException("the least time between Kerberos logins is "
+                        + millis + " ms; allowed: 0 or more");
+            }
+            return new Source(section, inlineText, configuration, millis);
         }
 
         /** How messages name it; never the inline text, which may hold secrets. */
@@ -156,12 +177,13 @@ final class KerberosLogins {
             }
             Source that = (Source) other;
             return section.equals(that.section) && Objects.equals(inlineText, that.inlineText)
-                    && (inlineText != null || configuration == that.configuration);
+                    && (inlineText != null || configuration == that.configuration)
+                    && minTimeBeforeReloginMs == that.minTimeBeforeReloginMs;
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(section, inlineText);
+            return Objects.hash(section, inlineText, minTimeBeforeReloginMs);
         }
     }
 
@@ -236,9 +258,9 @@ final class KerberosLogins {
                     || now >= expiresAt && lastFailure != null;
         }
 
-        /** The first attempt at once, then at least the minimum time (Kafka's) apart. */
+        /** The first attempt at once, then at least the source's minimum time apart. */
         private boolean mayAttempt(long now) {
-            return !attempted || now - lastAttempt >= MIN_TIME_BEFORE_RELOGIN_MS;
+            return !attempted || now - lastAttempt >= source.minTimeBeforeReloginMs;
         }
 
         /** The subject, after a first login or a due refresh. Caller holds the write lock. */
@@ -284,8 +306,8 @@ final class KerberosLogins {
             String last = lastFailure != null ? lastFailure.getMessage()
                     : "Kerberos login with " + describe() + " failed";
             LoginException failure = new LoginException(last + " (" + (now - lastAttempt) / 1000
-                    + " s ago; attempts are at least " + MIN_TIME_BEFORE_RELOGIN_MS / 1000
-                    + " s apart)");
+                    + " s ago; attempts are at least " + duration(source.minTimeBeforeReloginMs)
+                    + " apart)");
             failure.initCause(lastFailure);
             return failure;
         }
@@ -412,6 +434,11 @@ final class KerberosLogins {
                 write.unlock();
             }
         }
+    }
+
+    /** Whole seconds as {@code "60 s"}, anything else as {@code "1500 ms"}. */
+    static String duration(long millis) {
+        return millis % 1000 == 0 ? millis / 1000 + " s" : millis + " ms";
     }
 
     /** The subject's ticket-granting ticket, {@code krbtgt/REALM@REALM}, or null. */

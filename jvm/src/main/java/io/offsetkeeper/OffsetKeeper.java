@@ -561,7 +561,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          * keyTab="..." principal="...";} or {@code useTicketCache=true}), else from the JVM's
          * {@code KafkaClient} JAAS section. The JVM's own login and GSSAPI do the work, with the
          * JVM's {@code java.security.krb5.conf}; logins are shared per JAAS configuration,
-         * happen on first use and are renewed as Kafka's client renews them.
+         * happen on first use and are renewed as Kafka's client renews them, attempts at least
+         * {@code sasl.kerberos.min.time.before.relogin} ms apart (default 60000).
          *
          * @throws IllegalArgumentException when a value is not of its setting's type
          */
@@ -618,7 +619,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          *       server's host, canonicalized when
          *       {@code zookeeper.sasl.client.canonicalize.hostname} is {@code true} (the
          *       default), and {@code zookeeper.server.realm} (default: the client's realm).
-         *       {@code zookeeper.sasl.mechanism=GSSAPI} requires Kerberos;
+         *       {@code zookeeper.sasl.mechanism=GSSAPI} requires Kerberos. Login attempts are at
+         *       least the system property {@code zookeeper.kerberos.minReLoginTimeMs} apart
+         *       (default 60000 ms; a system property only, as for ZooKeeper's client);
          *   <li>{@code zookeeper.ssl.client.enable} ({@code true}),
          *       {@code zookeeper.ssl.truststore.location} / {@code .type} ({@code PEM},
          *       {@code JKS} or {@code PKCS12}) / {@code .password},

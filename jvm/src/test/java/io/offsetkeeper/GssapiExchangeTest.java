@@ -7,10 +7,14 @@ import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import javax.security.auth.Subject;
 import javax.security.auth.kerberos.KerberosPrincipal;
+import javax.security.auth.login.LoginException;
 import javax.security.sasl.SaslClient;
 import javax.security.sasl.SaslException;
 import org.junit.Test;
@@ -165,5 +169,37 @@ public class GssapiExchangeTest {
         }
         assertEquals("1: 2: 3: 4: 5: 6", GssapiExchange.reasons(deep));
         assertEquals("", GssapiExchange.reasons(null));
+    }
+
+    /** A socket's failure is the KDC's: the text names the krb5.conf that names the KDC. */
+    @Test
+    public void aNetworkFailureNamesKrb5Conf() {
+        String saved = System.getProperty("java.security.krb5.conf");
+        try {
+            System.setProperty("java.security.krb5.conf", "/etc/krb5-test.conf");
+            assertEquals("Connection refused (talking to the KDC named in krb5.conf"
+                    + " /etc/krb5-test.conf)", GssapiExchange.reasons(new LoginException(
+                            "Connection refused").initCause(new ConnectException(
+                                    "Connection refused"))));
+            assertEquals("GSS initiate failed: Receive timed out (talking to the KDC named in"
+                    + " krb5.conf /etc/krb5-test.conf)", GssapiExchange.reasons(
+                            new SaslException("GSS initiate failed",
+                                    new SocketTimeoutException("Receive timed out"))));
+            System.clearProperty("java.security.krb5.conf");
+            assertEquals("Connection refused (talking to the KDC named in the JVM's default"
+                    + " krb5.conf)", GssapiExchange.reasons(
+                            new ConnectException("Connection refused")));
+            // A server's name that does not resolve is the engine's host, not a KDC.
+            assertEquals("zk9.invalid: Name or service not known", GssapiExchange.reasons(
+                    new UnknownHostException("zk9.invalid: Name or service not known")));
+            assertEquals("Clock skew too great (37)",
+                    GssapiExchange.reasons(new Exception("Clock skew too great (37)")));
+        } finally {
+            if (saved == null) {
+                System.clearProperty("java.security.krb5.conf");
+            } else {
+                System.setProperty("java.security.krb5.conf", saved);
+            }
+        }
     }
 }

@@ -36,7 +36,7 @@ public class KerberosDecisionTest {
     private static final List<String> PROPERTIES = Arrays.asList(LOGIN_CONFIG,
             "zookeeper.sasl.client", "zookeeper.sasl.clientconfig", "zookeeper.server.principal",
             "zookeeper.sasl.client.username", "zookeeper.sasl.client.canonicalize.hostname",
-            "zookeeper.server.realm");
+            "zookeeper.server.realm", Kerberos.ZOOKEEPER_MIN_RELOGIN);
     private static final String KDC_DOWN = "Cannot contact any KDC for realm 'EXAMPLE.COM'";
     private static final String KRB5 = Krb5LoginModule.NAME + " required useKeyTab=true"
             + " keyTab=\"/no/alice.keytab\" principal=\"alice@EXAMPLE.COM\";";
@@ -419,6 +419,57 @@ public class KerberosDecisionTest {
         }
         // The keeper's setting wins over the system property.
         assertNoKerberos(settings("zookeeper.sasl.clientconfig", "Client"), map());
+    }
+
+    /**
+     * The least time between login attempts: Kafka's sasl.kerberos.min.time.before.relogin
+     * (a keeper's Kafka key wins over kafkaParams), ZooKeeper's system property
+     * zookeeper.kerberos.minReLoginTimeMs; a minute for both when unset. A failed login's
+     * second use within that time fails without an attempt, naming it.
+     */
+    @Test
+    public void theLeastTimeBetweenLoginsIsKafkasAndZooKeepersSetting() throws Exception {
+        jvmJaas(new JaasSections().with("Client", Krb5LoginModule.NAME));
+        System.setProperty(Kerberos.ZOOKEEPER_MIN_RELOGIN, " 5000 ");
+        Map<String, String> kafka = sasl("sasl.kerberos.service.name", "kafka",
+                "sasl.jaas.config", KRB5, Kerberos.KAFKA_MIN_RELOGIN, "2500");
+        try (GssapiClients clients = Kerberos.configure(settings(), kafka)) {
+            assertEquals("ZooKeeper: Kerberos login (JAAS section 'Client') failed: " + KDC_DOWN,
+                    start(clients, GssapiClients.ZOOKEEPER));
+            assertEquals(KAFKA_INLINE, start(clients, GssapiClients.KAFKA));
+            assertTrue(start(clients, GssapiClients.ZOOKEEPER)
+                    .endsWith(" s ago; attempts are at least 5 s apart)"));
+            assertTrue(start(clients, GssapiClients.KAFKA)
+                    .endsWith(" s ago; attempts are at least 2500 ms apart)"));
+            assertEquals(2, Krb5LoginModule.attempts.get());
+        }
+        try (GssapiClients clients = Kerberos.configure(
+                settings(Kerberos.KAFKA_MIN_RELOGIN, "0"), kafka)) {
+            start(clients, GssapiClients.KAFKA);
+            start(clients, GssapiClients.KAFKA);
+            assertEquals("the keeper's 0 wins over kafkaParams' 2500", 4,
+                    Krb5LoginModule.attempts.get());
+        }
+        System.clearProperty(Kerberos.ZOOKEEPER_MIN_RELOGIN);
+        jvmJaas(new JaasSections().with("Client", Krb5LoginModule.NAME)); // logins anew
+        kafka.remove(Kerberos.KAFKA_MIN_RELOGIN);
+        try (GssapiClients clients = Kerberos.configure(settings(), kafka)) {
+            for (int service : new int[] {GssapiClients.ZOOKEEPER, GssapiClients.KAFKA}) {
+                start(clients, service);
+                assertTrue(start(clients, service).endsWith(" attempts are at least 60 s apart)"));
+            }
+        }
+
+        kafka.put(Kerberos.KAFKA_MIN_RELOGIN, "-1");
+        assertEquals("Kafka setting sasl.kerberos.min.time.before.relogin is '-1'; allowed: a"
+                + " whole number of milliseconds, 0 or more (default 60000)",
+                refusal(settings(), kafka));
+        System.setProperty(Kerberos.ZOOKEEPER_MIN_RELOGIN, "soon");
+        assertEquals("system property zookeeper.kerberos.minReLoginTimeMs is 'soon'; allowed: a"
+                + " whole number of milliseconds, 0 or more (default 60000)",
+                refusal(settings(), map()));
+        // Only where ZooKeeper uses Kerberos.
+        assertNoKerberos(settings("zookeeper.sasl.client", "false"), map());
     }
 
     @Test

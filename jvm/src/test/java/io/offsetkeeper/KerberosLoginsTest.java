@@ -148,6 +148,84 @@ public class KerberosLoginsTest {
         login.release();
     }
 
+    /**
+     * A source's own least time between attempts (Kafka's
+     * {@code sasl.kerberos.min.time.before.relogin}, ZooKeeper's
+     * {@code zookeeper.kerberos.minReLoginTimeMs}): tickets of 20 s refreshed at 80-85% with
+     * attempts 5 s apart, round after round, where the default minute would let them expire.
+     */
+    @Test
+    public void theLeastTimeBetweenAttemptsIsTheSources() throws Exception {
+        Krb5LoginModule.lifetimeMs = 20_000;
+        KerberosLogins.Login login = KerberosLogins.acquire(source().minTimeBeforeRelogin(5_000));
+        Subject previous = use(login);
+        for (int round = 1; round <= 5; round++) {
+            long start = now.get();
+            now.set(start + 15_999);
+            assertSame("round " + round + ": no refresh before 80%", previous, use(login));
+            now.set(start + 17_000); // past 85%, 17 s after the last attempt
+            Subject fresh = use(login);
+            assertNotSame("round " + round + ": refreshed by 85%", previous, fresh);
+            assertEquals(round + 1, attempts());
+            previous = fresh;
+        }
+        // A ticket cache nobody renews: attempts 5 s apart, not a minute.
+        Krb5LoginModule.startOffsetMs = -19_000; // each login's TGT ends 1 s after it
+        now.addAndGet(20_000);
+        Subject stale = use(login);
+        assertEquals(7, attempts());
+        now.addAndGet(4_999);
+        assertSame(stale, use(login));
+        assertEquals(7, attempts());
+        now.addAndGet(1);
+        assertNotSame(stale, use(login));
+        assertEquals(8, attempts());
+        login.release();
+    }
+
+    /** A failed login's message says how long the next attempt waits, in the source's terms. */
+    @Test
+    public void aFailedLoginNamesTheSourcesLeastTime() throws Exception {
+        Krb5LoginModule.failure = KDC_DOWN;
+        KerberosLogins.Login login = KerberosLogins.acquire(source().minTimeBeforeRelogin(1_500));
+        LoginException first = assertThrows(LoginException.class, () -> use(login));
+        now.set(T + 1_000);
+        LoginException again = assertThrows(LoginException.class, () -> use(login));
+        assertEquals(first.getMessage() + " (1 s ago; attempts are at least 1500 ms apart)",
+                again.getMessage());
+        assertEquals(1, attempts());
+        now.set(T + 1_500);
+        assertThrows(LoginException.class, () -> use(login));
+        assertEquals(2, attempts());
+        login.release();
+
+        KerberosLogins.Login unpaced = KerberosLogins.acquire(source().minTimeBeforeRelogin(0));
+        assertThrows(LoginException.class, () -> use(unpaced));
+        assertThrows(LoginException.class, () -> use(unpaced));
+        assertEquals("0: every use may attempt", 4, attempts());
+        unpaced.release();
+    }
+
+    /** The least time is part of a source: keepers that pace differently share no login. */
+    @Test
+    public void sourcesThatPaceDifferentlyAreDifferentLogins() {
+        JaasSections jaas = new JaasSections().with("KafkaClient", Krb5LoginModule.NAME);
+        KerberosLogins.Source source = kafkaClient(jaas);
+        assertEquals(KerberosLogins.MIN_TIME_BEFORE_RELOGIN_MS, source.minTimeBeforeReloginMs);
+        assertEquals(source, source.minTimeBeforeRelogin(60_000));
+        assertEquals(source.minTimeBeforeRelogin(5_000),
+                kafkaClient(jaas).minTimeBeforeRelogin(5_000));
+        KerberosLogins.Login a = KerberosLogins.acquire(source);
+        KerberosLogins.Login b = KerberosLogins.acquire(source.minTimeBeforeRelogin(5_000));
+        assertNotSame(a, b);
+        a.release();
+        b.release();
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
+                () -> source.minTimeBeforeRelogin(-1));
+        assertEquals("the least time between Kerberos logins is -1 ms; allowed: 0 or more",
+                negative.getMessage());
+    }
+
     /** The lifetime is the TGT's, from its start: a cache's TGT may be hours old. */
     @Test
     public void theRefreshTimeCountsFromTheTicketsStart() throws Exception {

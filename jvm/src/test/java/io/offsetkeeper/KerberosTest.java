@@ -1,18 +1,29 @@
 package io.offsetkeeper;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
-import io.offsetkeeper.e2e.ClusterEnv;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Date;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import javax.security.auth.kerberos.KerberosTicket;
+import javax.security.auth.login.Configuration;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.BeforeClass;
 import org.junit.Test;
@@ -20,38 +31,47 @@ import org.junit.Test;
 /**
  * Kerberos, configured as on a Kerberized Hadoop cluster: the JVM's JAAS file with a
  * {@code Client} and a {@code KafkaClient} section (keytab logins), {@code java.security.krb5.conf},
- * kafkaParams with {@code SASL_PLAINTEXT} and {@code sasl.kerberos.service.name}; nothing specific
- * to offsetkeeper. Against the Kerberos cluster ({@code cluster.sh start-kerberos}: a Kerby KDC, a
- * ZooKeeper that requires SASL on every session, a broker whose listener takes only GSSAPI).
- * The task {@code :jvm:testKerberos} sets the JVM's login and krb5 configuration.
+ * kafkaParams with {@code SASL_PLAINTEXT} or {@code SASL_SSL} and
+ * {@code sasl.kerberos.service.name}; nothing specific to offsetkeeper. Against the Kerberos
+ * cluster ({@code cluster.sh start-kerberos}: a Kerby KDC, a ZooKeeper that requires SASL on
+ * every session, a broker whose listeners take only GSSAPI), through {@link KerberosCluster}.
+ * The task {@code :jvm:testKerberos} sets the JVM's login and krb5 configuration, with TGTs of
+ * {@link #TICKET_LIFETIME_S} seconds. Cases that need another krb5.conf or clock than this
+ * JVM's run a keeper in a JVM of its own ({@link KerberosProbe}).
  */
 public class KerberosTest {
-    private static ClusterEnv env;
+    /**
+     * The lifetime of the test JVM's TGTs in seconds: Gradle gives the JVM a copy of the
+     * cluster's krb5.conf with {@code ticket_lifetime} this short, which the JDK's
+     * Krb5LoginModule asks the KDC for (Kerby grants it: a TGT of exactly that lifetime);
+     * tickets that {@code cluster.sh kinit} made for the ticket cache keep the KDC's 4 hours.
+     */
+    private static final long TICKET_LIFETIME_S =
+            Long.getLong("offsetkeeper.kerberos.ticketLifetime", 0);
+    /**
+     * Logins of this JVM are at least this far apart (ms): kafkaParams'
+     * {@code sasl.kerberos.min.time.before.relogin} here, ZooKeeper's system property
+     * {@code zookeeper.kerberos.minReLoginTimeMs} set by Gradle. The default minute would let
+     * a TGT of 15 s expire before its refresh, as in Kafka's and ZooKeeper's own clients.
+     */
+    private static final long MIN_RELOGIN_MS = 5_000;
+    /** What a failure may take beyond its call's timeout. */
+    private static final long MARGIN_MS = 3_000;
 
     @BeforeClass
-    public static void readEnv() throws Exception {
-        String file = System.getProperty("offsetkeeper.kerberos.env");
-        if (file == null) {
-            throw new IllegalStateException("offsetkeeper.kerberos.env is not set: run these tests"
-                    + " through gradle :jvm:testKerberos, which starts the Kerberos cluster");
-        }
-        env = ClusterEnv.load(Paths.get(file));
+    public static void checkSetup() throws Exception {
+        kerberos("ZK"); // fails loudly without the cluster
+        assertTrue("Gradle sets offsetkeeper.kerberos.ticketLifetime", TICKET_LIFETIME_S > 0);
+        assertEquals(String.valueOf(MIN_RELOGIN_MS),
+                System.getProperty(Kerberos.ZOOKEEPER_MIN_RELOGIN));
     }
 
     private static String kerberos(String name) {
-        return env.get("OFFSETKEEPER_KERBEROS_" + name);
+        return KerberosCluster.get(name);
     }
 
     private static String topic(int partitions) throws Exception {
-        Properties props = new Properties();
-        // The broker's inter-broker listener: plaintext, for staging only.
-        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kerberos("KAFKA_PLAINTEXT"));
-        String topic = TestCluster.unique("krb");
-        try (Admin admin = Admin.create(props)) {
-            admin.createTopics(Collections.singleton(new NewTopic(topic, partitions, (short) 1)))
-                    .all().get();
-        }
-        return topic;
+        return KerberosCluster.topic(partitions);
     }
 
     private static Map<String, Object> kafkaParams(String group) {
@@ -59,6 +79,7 @@ public class KerberosTest {
         params.put("bootstrap.servers", kerberos("KAFKA_SASL_PLAINTEXT"));
         params.put("security.protocol", "SASL_PLAINTEXT");
         params.put("sasl.kerberos.service.name", "kafka");
+        params.put("sasl.kerberos.min.time.before.relogin", MIN_RELOGIN_MS);
         params.put("group.id", group);
         return params;
     }
@@ -159,5 +180,373 @@ public class KerberosTest {
         } catch (ZooKeeperException e) {
             assertTrue(e.getMessage(), e.getMessage().contains("ZooKeeper"));
         }
+    }
+
+    /**
+     * SASL_SSL: GSSAPI inside TLS, the broker's CA in a JKS truststore, the login the JVM's
+     * KafkaClient section; load, commit, and a restart sees the commit.
+     */
+    @Test
+    public void saslSslWithAJksTruststore() throws Exception {
+        String topic = topic(2);
+        String group = TestCluster.unique("krb-ssl");
+        Map<String, Object> params = kafkaParams(group);
+        params.put("bootstrap.servers", kerberos("KAFKA_SASL_SSL"));
+        params.put("security.protocol", "SASL_SSL");
+        params.put("ssl.truststore.location", kerberos("TRUSTSTORE_JKS"));
+        params.put("ssl.truststore.password", kerberos("TRUSTSTORE_PASSWORD"));
+        params.put("ssl.truststore.type", "JKS");
+        KerberosCluster.produce(topic, 2, 5);
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        offsets.put(new TopicPartition(topic, 0), 0L);
+        offsets.put(new TopicPartition(topic, 1), 0L);
+        try (OffsetKeeper keeper = builder(params).build()) {
+            assertEquals(offsets, keeper.load(Collections.singleton(topic)));
+            offsets.put(new TopicPartition(topic, 0), 3L);
+            offsets.put(new TopicPartition(topic, 1), 4L);
+            assertEquals(2, keeper.commit(offsets).written());
+        }
+        try (OffsetKeeper keeper = builder(params).build()) {
+            LoadReport report = keeper.loadWithReport(Collections.singleton(topic));
+            assertEquals(report.toString(), offsets, report.offsets());
+            for (PartitionReport p : report.partitions()) {
+                assertEquals(p.toString(), offsets.get(p.topicPartition()), p.stored());
+            }
+        }
+    }
+
+    /**
+     * One keeper kept open across more than three TGT lifetimes ({@link #TICKET_LIFETIME_S}),
+     * committing and loading every 2 s, and each commit read back by a fresh keeper (a new
+     * ZooKeeper session and new Kafka connections, on the logins the first keeper holds: the
+     * engine keeps a keeper's own Kafka connections). Halfway, ZooKeeper ends the keeper's
+     * session, as an expiry would, once the first TGT has expired: its next commit opens a new
+     * session, authenticated with a later login's ticket. Every commit is written and read back,
+     * and both logins went through at least three TGTs.
+     */
+    @Test
+    public void aKeeperOutlivesSeveralTicketLifetimes() throws Exception {
+        long lifetimeMs = TICKET_LIFETIME_S * 1000;
+        assertTrue("tickets of " + TICKET_LIFETIME_S + " s make this test too long",
+                TICKET_LIFETIME_S <= 30);
+        String topic = topic(2);
+        KerberosCluster.produce(topic, 2, 100);
+        String group = TestCluster.unique("krb-long");
+        Map<String, Set<Date>> tgts = new HashMap<>();
+        long start = System.currentTimeMillis();
+        long expireAt = start + lifetimeMs * 3 / 2;
+        long end = start + lifetimeMs * 3 + 2_000;
+        long ended = 0;
+        int round = 0;
+        try (OffsetKeeper keeper = builder(kafkaParams(group)).build()) {
+            assertEquals(2, keeper.load(Collections.singleton(topic)).size());
+            while (System.currentTimeMillis() < end) {
+                round++;
+                String at = "round " + round + " at "
+                        + (System.currentTimeMillis() - start) / 1000 + " s: ";
+                Map<TopicPartition, Long> offsets = new HashMap<>();
+                offsets.put(new TopicPartition(topic, 0), (long) round);
+                offsets.put(new TopicPartition(topic, 1), (long) round);
+                CommitResult result = keeper.commit(offsets);
+                assertFalse(at + result, result.deferred());
+                assertEquals(at + result, 2, result.written());
+                assertEquals(at, offsets, keeper.load(Collections.singleton(topic)));
+                try (OffsetKeeper reader = builder(kafkaParams(group)).ownership(false).build()) {
+                    for (PartitionReport p :
+                            reader.loadWithReport(Collections.singleton(topic)).partitions()) {
+                        assertEquals(at + p, Long.valueOf(round), p.stored());
+                    }
+                }
+                for (String section : new String[] {"Client", "KafkaClient"}) {
+                    KerberosTicket tgt = tgtOfTheKeepersLogin(section);
+                    assertEquals(at + section, lifetimeMs,
+                            tgt.getEndTime().getTime() - tgt.getStartTime().getTime());
+                    tgts.computeIfAbsent(section, s -> new TreeSet<>()).add(tgt.getStartTime());
+                }
+                // Between batches, as a session expires while a job waits for its next one (a
+                // commit on the connection the server is closing would be deferred).
+                if (ended == 0 && System.currentTimeMillis() >= expireAt) {
+                    ended = KerberosCluster.ownerSession(group, topic, 0);
+                    assertTrue(at + "the keeper's ownership node is there", ended != 0);
+                    KerberosCluster.terminateSession(ended);
+                }
+                Thread.sleep(2_000);
+            }
+            assertTrue("the session was ended", ended != 0);
+            long session = KerberosCluster.ownerSession(group, topic, 0);
+            assertTrue("the keeper owns its partitions on a new session: " + session,
+                    session != 0 && session != ended);
+        }
+        assertTrue(round + " rounds", round >= 10);
+        for (Map.Entry<String, Set<Date>> section : tgts.entrySet()) {
+            assertTrue(section.getKey() + ": TGTs " + section.getValue(),
+                    section.getValue().size() >= 3);
+        }
+    }
+
+    /**
+     * The TGT of the login a keeper of this test holds for JAAS section {@code section} (the
+     * same source: the JVM's configuration, this test's least time between logins), refreshed
+     * first if it is due, as the keeper's next connection would.
+     */
+    private static KerberosTicket tgtOfTheKeepersLogin(String section) throws Exception {
+        KerberosLogins.Login login = KerberosLogins.acquire(KerberosLogins.Source
+                .jvm(section, Configuration.getConfiguration())
+                .minTimeBeforeRelogin(MIN_RELOGIN_MS));
+        try {
+            return login.withSubject(KerberosLogins::tgt);
+        } finally {
+            login.release();
+        }
+    }
+
+    /** A call of a fresh keeper that must fail with {@code type} within {@code timeoutMs}. */
+    private static <E extends Exception> E failsWithin(Class<E> type, long timeoutMs,
+            Map<String, Object> params, KeeperCall call) throws Exception {
+        try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(kerberos("ZK"))
+                .kafkaParams(params).zookeeperTimeout(timeoutMs).kafkaTimeout(timeoutMs)
+                .build()) {
+            long start = System.nanoTime();
+            try {
+                call.run(keeper);
+            } catch (Exception e) {
+                long elapsed = (System.nanoTime() - start) / 1_000_000;
+                if (!type.isInstance(e)) {
+                    throw new AssertionError("expected " + type.getSimpleName() + ", got " + e, e);
+                }
+                assertTrue("took " + elapsed + " ms; timeout " + timeoutMs + " ms: " + e,
+                        elapsed < timeoutMs + MARGIN_MS);
+                return type.cast(e);
+            }
+            throw new AssertionError("the call succeeded; expected " + type.getSimpleName());
+        }
+    }
+
+    private interface KeeperCall {
+        void run(OffsetKeeper keeper) throws Exception;
+    }
+
+    /** How a failed Kafka login of the SASL_PLAINTEXT listener's keeper begins. */
+    private static String kafkaLoginFailed() {
+        String broker = kerberos("KAFKA_SASL_PLAINTEXT");
+        return "Kafka metadata request failed (bootstrap.servers=" + broker + "): broker " + broker
+                + ": SASL GSSAPI login failed: Kafka: ";
+    }
+
+    private static String keytabLogin(String keytab, String principal) {
+        return "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true"
+                + " storeKey=true useTicketCache=false keyTab=\"" + keytab + "\" principal=\""
+                + principal + "\";";
+    }
+
+    /**
+     * A client principal that the keytab does not hold and the KDC does not know: Kafka's in
+     * sasl.jaas.config, then ZooKeeper's in the JAAS Client section of a keeper's JVM of its own.
+     */
+    @Test
+    public void aWrongClientPrincipalFailsClearly() throws Exception {
+        String topic = topic(1);
+        String group = TestCluster.unique("krb-wrongclient");
+        String nobody = "nobody@" + kerberos("REALM");
+        String failed = "Kerberos login of " + nobody + " (%s, keyTab " + kerberos("CLIENT_KEYTAB")
+                + ") failed: the keytab cannot be read or holds no key of the principal, and no"
+                + " prompt is allowed";
+        Map<String, Object> params = kafkaParams(group);
+        params.put("sasl.jaas.config", keytabLogin(kerberos("CLIENT_KEYTAB"), nobody));
+        KafkaClusterException e = failsWithin(KafkaClusterException.class, 5_000, params,
+                keeper -> keeper.load(Collections.singleton(topic)));
+        assertEquals(kafkaLoginFailed() + String.format(failed, "sasl.jaas.config"),
+                e.getMessage());
+        assertFalse("nothing stored", KerberosCluster.hasOffsets(group));
+
+        Path jaas = jaasFile(keytabLogin(kerberos("CLIENT_KEYTAB"), nobody),
+                keytabLogin(kerberos("CLIENT_KEYTAB"), kerberos("CLIENT_PRINCIPAL")));
+        try {
+            Map<String, KerberosCluster.ProbeCall> calls = probeFails(kerberos("KRB5_CONF"),
+                    jaas.toString(), Collections.emptyMap());
+            for (KerberosCluster.ProbeCall call : calls.values()) {
+                assertEquals("ZooKeeperException", call.exception);
+                assertZooKeeperLoginFailed(String.format(failed, "JAAS section 'Client'"),
+                        call.message);
+            }
+        } finally {
+            Files.delete(jaas);
+        }
+    }
+
+    /**
+     * A keeper's ZooKeeper call that failed as its login failed; a second call within
+     * {@link #MIN_RELOGIN_MS} gets the same failure without an attempt, and says so.
+     */
+    private static void assertZooKeeperLoginFailed(String login, String message) {
+        String expected = "ZooKeeper connect failed at " + kerberos("ZK") + ": authentication"
+                + " failed (SASL GSSAPI login failed: ZooKeeper: " + login;
+        assertTrue(message, message.equals(expected + ")") || message.matches(
+                Pattern.quote(expected) + " \\(\\d+ s ago; attempts are at least "
+                        + MIN_RELOGIN_MS / 1000 + " s apart\\)\\)"));
+    }
+
+    /** A JAAS file with these entries in its Client and KafkaClient sections. */
+    private static Path jaasFile(String client, String kafkaClient) throws IOException {
+        Path jaas = Files.createTempFile("jaas-", ".conf");
+        Files.write(jaas, ("Client {\n  " + client + "\n};\nKafkaClient {\n  " + kafkaClient
+                + "\n};\n").getBytes(StandardCharsets.UTF_8));
+        return jaas;
+    }
+
+    /** useTicketCache=true with a ticket cache that is not there, and one that is empty. */
+    @Test
+    public void noTicketFailsClearly() throws Exception {
+        String topic = topic(1);
+        Path empty = Files.createTempFile("empty-", ".ccache");
+        try {
+            for (String cache : new String[] {"/nonexistent/krb5cc", empty.toString()}) {
+                String group = TestCluster.unique("krb-noticket");
+                Map<String, Object> params = kafkaParams(group);
+                params.put("sasl.jaas.config", "com.sun.security.auth.module.Krb5LoginModule"
+                        + " required useTicketCache=true ticketCache=\"" + cache + "\""
+                        + " principal=\"" + kerberos("CLIENT_PRINCIPAL") + "\";");
+                KafkaClusterException e = failsWithin(KafkaClusterException.class, 5_000,
+                        params, keeper -> keeper.load(Collections.singleton(topic)));
+                assertEquals(kafkaLoginFailed() + "Kerberos login of "
+                        + kerberos("CLIENT_PRINCIPAL") + " (sasl.jaas.config, ticket cache "
+                        + cache + ") failed: the ticket cache cannot be read or holds no valid"
+                        + " TGT, and no prompt is allowed", e.getMessage());
+                assertFalse("nothing stored", KerberosCluster.hasOffsets(group));
+            }
+        } finally {
+            Files.delete(empty);
+        }
+    }
+
+    /**
+     * A KDC that is down (its krb5.conf names a closed loopback port), in a keeper's JVM of its
+     * own: its logins fail at once, naming the principal, the refusal and the krb5.conf.
+     */
+    @Test
+    public void aKdcThatIsDownFailsClearly() throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        // Small retries, as the JVM's Kerberos client reads them: an unanswered KDC would cost
+        // kdc_timeout times max_retries per login.
+        Path conf = KerberosCluster.krb5Conf("127.0.0.1:" + port, "kdc_timeout = 1s",
+                "max_retries = 1");
+        try {
+            Map<String, KerberosCluster.ProbeCall> calls = probeFails(conf.toString(), null,
+                    Collections.emptyMap());
+            String refused = "failed: Connection refused (talking to the KDC named in krb5.conf "
+                    + conf + ")";
+            // The load asks Kafka and ZooKeeper at once: either login may fail first.
+            assertTrue(calls.get("load").exception, calls.get("load").exception
+                    .matches("KafkaClusterException|ZooKeeperException"));
+            assertTrue(calls.get("load").message, calls.get("load").message.contains(
+                    "Kerberos login of " + kerberos("CLIENT_PRINCIPAL") + " (JAAS section '"));
+            assertTrue(calls.get("load").message, calls.get("load").message.endsWith(refused)
+                    || calls.get("load").message.endsWith(refused + ")"));
+            assertEquals("ZooKeeperException", calls.get("commit").exception);
+            assertZooKeeperLoginFailed("Kerberos login of " + kerberos("CLIENT_PRINCIPAL")
+                    + " (JAAS section 'Client', keyTab " + kerberos("CLIENT_KEYTAB") + ") "
+                    + refused, calls.get("commit").message);
+        } finally {
+            Files.delete(conf);
+        }
+    }
+
+    /**
+     * A KDC that takes connections and never answers, and a krb5.conf that waits 10 s for it:
+     * the keeper's own timeout (3 s) must end each call.
+     */
+    @Test
+    public void aKdcThatDoesNotAnswerFailsWithinTheTimeout() throws Exception {
+        try (ServerSocket socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            List<Socket> held = Collections.synchronizedList(new ArrayList<>());
+            Thread acceptor = new Thread(() -> {
+                try {
+                    while (true) {
+                        held.add(socket.accept());
+                    }
+                } catch (IOException e) {
+                    // closed at the end of the test
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+            Path conf = KerberosCluster.krb5Conf("127.0.0.1:" + socket.getLocalPort(),
+                    "kdc_timeout = 10s", "max_retries = 1");
+            try {
+                Map<String, KerberosCluster.ProbeCall> calls = probeFails(conf.toString(), null,
+                        Collections.emptyMap());
+                for (KerberosCluster.ProbeCall call : calls.values()) {
+                    assertTrue(call.message, call.message.contains("timed out"));
+                }
+            } finally {
+                Files.delete(conf);
+                synchronized (held) {
+                    for (Socket s : held) {
+                        s.close();
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * A client clock 10 minutes ahead of the KDC's (libfaketime, in a keeper's JVM of its own),
+     * its TGT from the ticket cache that cluster.sh made with the right time: the KDC refuses
+     * the service tickets, "Clock skew too great", and each call says so.
+     */
+    @Test
+    public void aSkewedClockFailsClearly() throws Exception {
+        String library = System.getProperty("offsetkeeper.test.libfaketime");
+        assertTrue("offsetkeeper.test.libfaketime is not set (Gradle sets it)", library != null);
+        assertTrue("no libfaketime at " + library, Files.isRegularFile(Paths.get(library)));
+        String login = "com.sun.security.auth.module.Krb5LoginModule required"
+                + " useTicketCache=true ticketCache=\"" + kerberos("CLIENT_CCACHE") + "\""
+                + " principal=\"" + kerberos("CLIENT_PRINCIPAL") + "\";";
+        Path jaas = jaasFile(login, login);
+        Map<String, String> environment = new HashMap<>();
+        environment.put("LD_PRELOAD", library);
+        environment.put("FAKETIME", "+10m");
+        environment.put("FAKETIME_DONT_FAKE_MONOTONIC", "1"); // timeouts keep real time
+        try {
+            Map<String, KerberosCluster.ProbeCall> calls = probeFails(kerberos("KRB5_CONF"),
+                    jaas.toString(), environment);
+            for (KerberosCluster.ProbeCall call : calls.values()) {
+                assertTrue(call.message, call.message.contains("Clock skew too great"));
+                assertTrue(call.message, call.message.contains(kerberos("CLIENT_PRINCIPAL")));
+            }
+        } finally {
+            Files.delete(jaas);
+        }
+    }
+
+    /**
+     * A {@link KerberosProbe} JVM with this krb5.conf and JAAS file (null: the cluster's) and
+     * environment, whose load and commit must both fail within their timeout; nothing stored.
+     */
+    private static Map<String, KerberosCluster.ProbeCall> probeFails(String krb5Conf,
+            String jaas, Map<String, String> environment) throws Exception {
+        String topic = topic(1);
+        String group = TestCluster.unique("krb-probe");
+        List<String> options = new ArrayList<>();
+        options.add("-Djava.security.krb5.conf=" + krb5Conf);
+        if (jaas != null) {
+            options.add("-Djava.security.auth.login.config=" + jaas);
+        }
+        long timeoutMs = 3_000;
+        Map<String, KerberosCluster.ProbeCall> calls = KerberosCluster.probe(options, environment,
+                group, topic, timeoutMs);
+        for (String name : new String[] {"load", "commit"}) {
+            KerberosCluster.ProbeCall call = calls.get(name);
+            assertFalse(name + " succeeded: " + call.message, call.ok);
+            System.out.println(name + ": " + call.exception + " after " + call.elapsedMs + " ms: "
+                    + call.message);
+            assertTrue(name + " took " + call.elapsedMs + " ms; timeout " + timeoutMs + " ms",
+                    call.elapsedMs < timeoutMs + MARGIN_MS);
+        }
+        assertFalse("nothing stored", KerberosCluster.hasOffsets(group));
+        return calls;
     }
 }
