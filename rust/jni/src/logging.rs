@@ -59,6 +59,10 @@ fn resolve(env: &mut Env<'_>) -> jni::errors::Result<(JvmLogger, log::LevelFilte
     Ok((logger, level_filter(level)))
 }
 
+fn is_jni_crate(target: &str) -> bool {
+    target == "jni" || target.starts_with("jni::")
+}
+
 fn level_filter(level: i32) -> log::LevelFilter {
     match level {
         i32::MIN..=0 => log::LevelFilter::Off,
@@ -72,7 +76,9 @@ fn level_filter(level: i32) -> log::LevelFilter {
 
 impl log::Log for JvmLogger {
     fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        metadata.level() <= log::max_level()
+        // Not the jni crate's own records: forwarding one attaches the thread, which logs
+        // again ("Attached thread ..."), without end when the JVM's logger is at DEBUG.
+        metadata.level() <= log::max_level() && !is_jni_crate(metadata.target())
     }
 
     fn log(&self, record: &log::Record<'_>) {
@@ -108,4 +114,18 @@ impl log::Log for JvmLogger {
     }
 
     fn flush(&self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_jni_crate;
+
+    #[test]
+    fn the_jni_crates_own_records_are_not_forwarded() {
+        assert!(is_jni_crate("jni"));
+        assert!(is_jni_crate("jni::wrapper::java_vm::vm"));
+        assert!(!is_jni_crate("jnix"));
+        assert!(!is_jni_crate("offsetkeeper::zookeeper"));
+        assert!(!is_jni_crate("offsetkeeper_jni::sasl"));
+    }
 }
