@@ -35,8 +35,21 @@ public final class KerberosProbe {
         try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(args[0]).kafkaParams(params)
                 .zookeeperTimeout(timeout).kafkaTimeout(timeout).build()) {
             call("load", () -> keeper.load(Collections.singleton(topic)));
-            call("commit", () -> keeper.commit(
-                    Collections.singletonMap(new TopicPartition(topic, 0), 0L)).written());
+            call("commit", () -> {
+                CommitResult result = keeper.commit(
+                        Collections.singletonMap(new TopicPartition(topic, 0), 0L));
+                if (result.deferred()) {
+                    throw new DeferredCommit();
+                }
+                return result.written();
+            });
+        }
+    }
+
+    /** A commit deferred as in a ZooKeeper outage (a ZooKeeper connect that timed out): nothing written. */
+    static final class DeferredCommit extends Exception {
+        DeferredCommit() {
+            super("deferred: ZooKeeper timed out, nothing written");
         }
     }
 
