@@ -14,7 +14,10 @@
 //!   deferred rather than failed, for up to the keeper's commit outage tolerance: its offsets
 //!   are kept per partition (the newest, or with monotonic commits the highest) and go in the
 //!   multi of the next commit, as Kafka's own `commitAsync` treats a failed commit as
-//!   superseded by the next one. Nothing is retried in the background; `close` tries once.
+//!   superseded by the next one. The first deferred commit makes the outage known: the keeper
+//!   reconnects in the background (`crate::reconnect`), and until ZooKeeper answers the next
+//!   commits wait for that at most the probe bound, then are deferred, instead of waiting a
+//!   whole ZooKeeper timeout each. No offset is written in the background; `close` tries once.
 //!   Conflicts, lost ownership and bad input fail at once as ever. Deferred offsets live in
 //!   memory only: after a crash the job restarts from what was stored (at-least-once).
 
@@ -27,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::runtime::runtime;
 use crate::tracked::Tracker;
 use crate::zookeeper::layout::GroupLayout;
+use crate::zookeeper::outage::probe_bound;
 use crate::TopicPartition;
 use attempt::{commit_once, Done, Entry, Failed};
 
@@ -34,6 +38,10 @@ mod attempt;
 
 /// The operation an [`Error::Timeout`] names when commits failed for longer than the tolerance.
 const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outage tolerance (the newest offsets are still pending; the next commit tries them again): none went through";
+
+/// The operation a commit deferred during a known outage names.
+const RECONNECT_OPERATION: &str =
+    "the background reconnect of an outage an earlier commit found (no request sent)";
 
 /// What a commit did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -94,6 +102,30 @@ pub(crate) fn commit(cx: &Context, group: &str, batch: &CommitBatch) -> Result<C
         // Every deferred offset was below the floor too.
         tracker.drop_deferred();
         return Ok(summary);
+    }
+    if let Some(bound) = probe_bound(cx.store.outage().reach(), cx.request_timeout()) {
+        // A known outage: no request, only a moment's wait for the background reconnect.
+        let outage = cx.store.outage();
+        if !runtime.block_on(outage.answers_within(bound)) {
+            let err = Error::Timeout {
+                server: format!("ZooKeeper at {}", cx.store.config().connect),
+                operation: RECONNECT_OPERATION,
+                after: bound,
+                detail: String::new(),
+            };
+            return deferred_or(cx, err, group, tracker, &entries, started, summary);
+        }
+    }
+    // After the wait: the reconnect that ended the outage may have found the group taken.
+    if let Some((partition, owner)) = cx.owners.take_refusal(group) {
+        let err = Error::CommitConflict {
+            group: group.to_string(),
+            partition,
+            detail: format!(
+                "this keeper's ZooKeeper session expired during an outage, and when ZooKeeper answered again another instance, {owner}, owns the partition now. Nothing of this commit was written"
+            ),
+        };
+        return deferred_or(cx, err, group, tracker, &entries, started, summary);
     }
     // One deadline: the request timeout, plus the wait for another owner to go when this
     // keeper must take ownership first (as a load's).
@@ -251,6 +283,8 @@ async fn take_ownership(
         .iter()
         .map(|entry| entry.partition.clone())
         .collect();
+    // The session first: the wait follows the session timeout the servers granted.
+    cx.store.connect().await?;
     let wait = cx.ownership_wait();
     if let Err(err) = cx.owners.acquire(&cx.store, group, &partitions, wait).await {
         if !err.is_zookeeper_unreachable() {
@@ -298,6 +332,8 @@ fn deferred_or(
         }
         return Err(err);
     }
+    // The next commits do not wait a whole timeout each: see `crate::reconnect`.
+    cx.store.outage().began(started);
     // Newest wins: this batch already holds the deferred offsets it did not replace.
     let outage = tracker.defer(
         entries.iter().map(|entry| (entry.partition, entry.offset)),

@@ -123,8 +123,9 @@ pub struct Ownership {
     pub enabled: bool,
     /// How long a load (or a first commit without a load) waits for another instance's
     /// ownership to go before failing with [`Error::Owned`]. An owner of this host whose
-    /// process is gone is not waited for. `None`: this keeper's ZooKeeper session timeout plus
-    /// 5 s, the longest a crashed driver's session (with the same timeout) outlives it.
+    /// process is gone is not waited for. `None`: this keeper's ZooKeeper session timeout (as
+    /// the servers granted it, once a session is open) plus 5 s, the longest a crashed driver's
+    /// session (with the same timeout) outlives it.
     pub wait: Option<Duration>,
 }
 

@@ -36,9 +36,11 @@ impl Context {
         })
     }
 
-    /// How long a load (or a first commit without a load) waits for another owner to go.
+    /// How long a load (or a first commit without a load) waits for another owner to go: from
+    /// the session timeout the servers granted (they may cut what was asked), once a session
+    /// is open.
     pub(crate) fn ownership_wait(&self) -> Duration {
-        self.ownership.wait_for(self.store.config().session_timeout)
+        self.ownership.wait_for(self.store.session_timeout())
     }
 
     /// The group's paths under this keeper's base path.

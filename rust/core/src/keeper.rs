@@ -2,6 +2,7 @@
 //! `load`, `commit` and `admin`, which share its [`Context`] (one ZooKeeper session, one
 //! Kafka client, the ownership nodes and the tracked state).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::admin::{self, GroupSummary, Surveyed};
@@ -13,6 +14,7 @@ use crate::error::Result;
 use crate::kafka::Brokers;
 use crate::load::{self, Inspected, Loaded};
 use crate::ownership::Owners;
+use crate::reconnect::Reconnect;
 use crate::runtime::runtime;
 use crate::sasl::SaslProviderHandle;
 use crate::tracked::Tracked;
@@ -29,7 +31,11 @@ const CLOSE_SESSION_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Loads, validates and commits offsets for any number of groups and topics.
 pub struct OffsetKeeper {
-    cx: Context,
+    /// Shared with the background reconnect, which holds it only while it works.
+    cx: Arc<Context>,
+    /// The background reconnect of a keeper whose commits may be deferred; stopped first when
+    /// the keeper closes.
+    reconnect: Option<Reconnect>,
 }
 
 impl OffsetKeeper {
@@ -37,23 +43,28 @@ impl OffsetKeeper {
     pub fn open(config: KeeperConfig) -> Result<OffsetKeeper> {
         config.check_limits()?;
         let provider = config.sasl_provider.as_ref();
-        Ok(OffsetKeeper {
-            cx: Context {
-                store: ZkStore::with_sasl_provider(config.zookeeper, provider)?,
-                brokers: Some(Brokers::with_sasl_provider(
-                    config.kafka,
-                    config.kafka_timeout,
-                    provider,
-                )?),
-                owners: Owners::new(),
-                tracked: Tracked::default(),
-                policy: config.policy,
-                fencing: config.fencing,
-                monotonic: config.monotonic,
-                ownership: config.ownership,
-                commit_outage_tolerance: config.commit_outage_tolerance,
-            },
-        })
+        let cx = Arc::new(Context {
+            store: ZkStore::with_sasl_provider(config.zookeeper, provider)?,
+            brokers: Some(Brokers::with_sasl_provider(
+                config.kafka,
+                config.kafka_timeout,
+                provider,
+            )?),
+            owners: Owners::new(),
+            tracked: Tracked::default(),
+            policy: config.policy,
+            fencing: config.fencing,
+            monotonic: config.monotonic,
+            ownership: config.ownership,
+            commit_outage_tolerance: config.commit_outage_tolerance,
+        });
+        // Only a deferred commit makes an outage known: with a tolerance of zero none is.
+        let reconnect = if cx.commit_outage_tolerance.is_zero() {
+            None
+        } else {
+            Some(Reconnect::start(&cx)?)
+        };
+        Ok(OffsetKeeper { cx, reconnect })
     }
 
     /// A keeper for the operations that touch ZooKeeper only: listing groups, reading,
@@ -71,7 +82,7 @@ impl OffsetKeeper {
         provider: Option<&SaslProviderHandle>,
     ) -> Result<OffsetKeeper> {
         Ok(OffsetKeeper {
-            cx: Context {
+            cx: Arc::new(Context {
                 store: ZkStore::with_sasl_provider(zookeeper, provider)?,
                 brokers: None,
                 owners: Owners::new(),
@@ -83,9 +94,10 @@ impl OffsetKeeper {
                     enabled: false,
                     wait: None,
                 },
-                // Operators' tools fail at once.
+                // Operators' tools fail at once (and so need no reconnect).
                 commit_outage_tolerance: Duration::ZERO,
-            },
+            }),
+            reconnect: None,
         })
     }
 
@@ -93,6 +105,13 @@ impl OffsetKeeper {
     /// learned; `None` before the first ZooKeeper call.
     pub fn zookeeper_server_version(&self) -> Option<crate::zookeeper::LearnedVersion> {
         self.cx.store.server_version()
+    }
+
+    /// The ZooKeeper session timeout in force: as the servers granted it to the last session
+    /// (they bound what is asked by their tick), else as configured. The default ownership wait
+    /// is this plus 5 s.
+    pub fn zookeeper_session_timeout(&self) -> Duration {
+        self.cx.store.session_timeout()
     }
 
     /// The ZooKeeper session's id and password, for tests that expire it from outside.
@@ -138,7 +157,12 @@ impl OffsetKeeper {
     /// from the start of the first deferred one) it returns
     /// [`Error::Timeout`](crate::Error::Timeout) with that duration; a tolerance of zero returns
     /// every such error at once. Either way a commit ends within the ZooKeeper request timeout,
-    /// opening a session again included.
+    /// opening a session again included. After one commit was deferred the keeper reconnects in
+    /// the background, and the next commits of the same outage are deferred within a few hundred
+    /// milliseconds (`config::defaults::OUTAGE_PROBE`) until ZooKeeper answers; the reconnect
+    /// then takes this keeper's ownership again, and when another instance took the group
+    /// meanwhile the group's next commit fails with
+    /// [`Error::CommitConflict`](crate::Error::CommitConflict), writing nothing.
     pub fn commit(&self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<CommitSummary> {
         self.commit_batch(group, &CommitBatch::from_pairs(offsets))
     }
@@ -224,6 +248,8 @@ impl Drop for OffsetKeeper {
     /// session); ownership nodes it could not delete are named in a WARN, and go when the
     /// session expires, within the session timeout.
     fn drop(&mut self) {
+        // Before anything else: no ownership is taken again while it is given up.
+        self.reconnect.take();
         // Never block inside an async context; the session close still takes the nodes.
         if tokio::runtime::Handle::try_current().is_ok() {
             return;
@@ -258,7 +284,7 @@ impl Drop for OffsetKeeper {
                 paths[..paths.len().min(10)].join(", "),
                 if more > 0 { format!(" and {more} more") } else { String::new() },
                 left.min(RELEASE_TIMEOUT).as_millis(),
-                config.session_timeout.as_millis()
+                cx.store.session_timeout().as_millis()
             );
         }
         runtime.block_on(async {

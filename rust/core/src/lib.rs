@@ -18,6 +18,7 @@ mod ownership;
 mod partition_map;
 #[cfg(test)]
 mod properties;
+mod reconnect;
 mod runtime;
 pub mod sasl;
 pub mod tls;

@@ -14,7 +14,12 @@
 //!
 //! An owner that registered from this host and pid namespace, whose process is gone (its pid
 //! free, a zombie, or another process's since: the start time in `/proc/<pid>/stat` differs),
-//! crashed while its session lives on: its partitions are taken over at once instead.
+//! crashed while its session lives on: its partitions, its lock and its `ids` node are taken
+//! over at once instead.
+//!
+//! After a ZooKeeper outage that a deferred commit made known, the background reconnect
+//! (`crate::reconnect`) takes this keeper's ownership again as soon as ZooKeeper answers,
+//! replacing its nodes of an expired session that ZooKeeper has not removed yet.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasher, Hasher};
@@ -26,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::zookeeper::layout::GroupLayout;
-use crate::zookeeper::{chunks_by_size, Node, Refused, WriteOp, ZkStore};
+use crate::zookeeper::{chunks_beside, Node, Refused, WriteOp, ZkStore};
 use crate::TopicPartition;
 use rustc_hash::FxHashSet;
 
@@ -221,6 +226,9 @@ pub(crate) struct Owners {
     following: Mutex<HashMap<String, Following>>,
     /// One acquisition at a time per keeper, so that its own threads never race each other.
     acquiring: tokio::sync::Mutex<()>,
+    /// Per group, the partition and owner that kept the background reconnect from taking
+    /// ownership again after an outage: for the group's next commit to fail with.
+    refusals: Mutex<HashMap<String, (TopicPartition, String)>>,
 }
 
 /// The owner nodes of a first acquisition, for the session that took the group's lock: kept
@@ -245,7 +253,38 @@ impl Owners {
             confirmed: Mutex::new(HashMap::new()),
             following: Mutex::new(HashMap::new()),
             acquiring: tokio::sync::Mutex::new(()),
+            refusals: Mutex::new(HashMap::new()),
         }
+    }
+
+    fn refusals(&self) -> std::sync::MutexGuard<'_, HashMap<String, (TopicPartition, String)>> {
+        self.refusals
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Another instance, `owner`, holds `partition` of the group: ownership could not be taken
+    /// again after an outage.
+    pub(crate) fn refused(&self, group: &str, partition: TopicPartition, owner: String) {
+        self.refusals()
+            .insert(group.to_string(), (partition, owner));
+    }
+
+    /// The refusal recorded for the group, once: the partition and its owner.
+    pub(crate) fn take_refusal(&self, group: &str) -> Option<(TopicPartition, String)> {
+        self.refusals().remove(group)
+    }
+
+    /// The groups this keeper registered in, sorted.
+    pub(crate) fn groups(&self) -> Vec<String> {
+        let mut groups: Vec<String> = self.owned().keys().cloned().collect();
+        groups.sort_unstable();
+        groups
+    }
+
+    /// The session in which this keeper last found all its nodes of the group in place.
+    pub(crate) fn confirmed_in(&self, group: &str) -> Option<i64> {
+        self.confirmed().get(group).copied()
     }
 
     fn owned(&self) -> std::sync::MutexGuard<'_, HashMap<String, FxHashSet<TopicPartition>>> {
@@ -262,6 +301,7 @@ impl Owners {
 
     /// Records that the keeper owns `wanted` in the group, as found in `session`.
     fn settle(&self, group: &str, wanted: Vec<TopicPartition>, session: Option<i64>) {
+        self.refusals().remove(group);
         self.owned()
             .insert(group.to_string(), wanted.into_iter().collect());
         match session {
@@ -461,6 +501,7 @@ impl Owners {
         let mut given_up = BTreeSet::new();
         loop {
             let nodes = store.read_nodes(&claim.paths).await?;
+            let session = store.session_id().await.unwrap_or_default();
             let (dir_nodes, rest) = nodes.split_at(claim.dirs.len());
             let (id_node, claim_nodes) = rest.split_at(1);
             let foreign = claim.foreign(claim_nodes);
@@ -481,8 +522,15 @@ impl Owners {
                 }
                 continue;
             }
-            let ops = claim.missing(dir_nodes, &id_node[0], claim_nodes);
+            let ops = claim.missing(dir_nodes, &id_node[0], claim_nodes, session);
             if ops.is_empty() {
+                if told {
+                    log::info!(
+                        "group {}: the other owner went; this keeper owns the partitions after waiting {} ms",
+                        claim.layout.group,
+                        started.elapsed().as_millis()
+                    );
+                }
                 self.settle(claim.layout.group, claim.wanted, store.session_id().await);
                 return Ok(());
             }
@@ -570,6 +618,7 @@ impl Owners {
         };
         self.owned()
             .insert(group.to_string(), wanted.iter().cloned().collect());
+        self.refusals().remove(group);
         self.unconfirm(group);
         self.following().insert(
             group.to_string(),
@@ -586,7 +635,8 @@ impl Owners {
     /// (see [`Identity::gone`]): their owner nodes are deleted, each multi also setting the
     /// dead owner's `ids` node to the version read, so that it applies only while that
     /// registration (and so its session) is still the one read, and nobody else took over
-    /// meanwhile: a live owner's node is never deleted. Whether any multi went through or was
+    /// meanwhile: a live owner's node is never deleted. The last multi deletes the `ids` node
+    /// too, so that the dead driver is not listed until its session expires. Whether any multi went through or was
     /// refused for a change: the nodes are to be read again. An owner whose nodes could not be
     /// deleted otherwise (an ACL) goes into `given_up`, and is waited for.
     async fn take_over_from_gone(
@@ -639,18 +689,41 @@ impl Owners {
                     ]
                 })
                 .collect();
-            let chunks = chunks_by_size(&deletes, |pair| {
-                pair.iter().map(WriteOp::estimated_bytes).sum::<usize>()
-            });
+            // Each request also sets the registration, and the last one deletes it.
+            let beside = WriteOp::SetData {
+                path: id_path.clone(),
+                data: registration.data.clone(),
+                version: None,
+            }
+            .estimated_bytes()
+                + WriteOp::Delete {
+                    path: id_path.clone(),
+                }
+                .estimated_bytes();
+            let chunks = chunks_beside(
+                &deletes,
+                |pair| pair.iter().map(WriteOp::estimated_bytes).sum::<usize>(),
+                0,
+                beside,
+            );
             let mut version = registration.version;
             let mut refused = None;
-            for chunk in chunks {
+            let last = chunks.len().saturating_sub(1);
+            for (number, chunk) in chunks.into_iter().enumerate() {
                 let mut ops = vec![WriteOp::SetData {
                     path: id_path.clone(),
                     data: registration.data.clone(),
                     version: Some(version),
                 }];
                 ops.extend(chunk.iter().flatten().cloned());
+                if number == last {
+                    // The dead owner's registration goes with its nodes, in the multi whose
+                    // first operation checked it at the version read. Any of its owner nodes
+                    // not taken here go with its session.
+                    ops.push(WriteOp::Delete {
+                        path: id_path.clone(),
+                    });
+                }
                 match store.multi(&ops).await? {
                     Ok(_) => version = version.wrapping_add(1),
                     Err(no) => {
@@ -667,7 +740,7 @@ impl Owners {
                 None => {
                     sent = true;
                     log::warn!(
-                    "group {group}: took over {} node(s) (first {}) from '{consumer}' (host {host}, pid {pid}, ZooKeeper session 0x{:x}) without waiting for its session to expire: that process is gone from this host ({reason})",
+                    "group {group}: took over {} node(s) (first {}) from '{consumer}' (host {host}, pid {pid}, ZooKeeper session 0x{:x}) and removed its registration {id_path}, without waiting for its session to expire: that process is gone from this host ({reason})",
                     owned.len(),
                     claims[owned[0].0],
                     registration.ephemeral_owner
@@ -848,12 +921,16 @@ impl<'a> Claim<'a> {
     }
 
     /// What is missing, with no other owner in the way: the folders, the registration (or
-    /// its data brought up to date), and the claims.
+    /// its data brought up to date), and the claims. This keeper's own ephemeral nodes of an
+    /// earlier session (one that expired during an outage, which ZooKeeper may not have
+    /// removed yet) are replaced by nodes of `session`: the old ones go when ZooKeeper expires
+    /// it, and ownership with them.
     fn missing(
         &self,
         dir_nodes: &[Option<Node>],
         id_node: &Option<Node>,
         claim_nodes: &[Option<Node>],
+        session: i64,
     ) -> Vec<WriteOp> {
         let mut ops: Vec<WriteOp> = self
             .dirs
@@ -864,11 +941,32 @@ impl<'a> Claim<'a> {
                 WriteOp::create_dir(path.clone(), Vec::new(), self.layout.is_shared_dir(path))
             })
             .collect();
+        // Session 0: none known, nothing taken for stale.
+        let stale = |node: &Node| {
+            session != 0 && node.ephemeral_owner != 0 && node.ephemeral_owner != session
+        };
+        // Checked at the version read: replaced only if still that node.
+        let replace = |ops: &mut Vec<WriteOp>, path: &str, node: &Node, data: Vec<u8>| {
+            ops.push(WriteOp::Check {
+                path: path.to_string(),
+                version: node.version,
+            });
+            ops.push(WriteOp::Delete {
+                path: path.to_string(),
+            });
+            ops.push(WriteOp::CreateEphemeral {
+                path: path.to_string(),
+                data,
+            });
+        };
         match id_node {
             None => ops.push(WriteOp::CreateEphemeral {
                 path: self.id_path.clone(),
                 data: self.registration.clone(),
             }),
+            Some(node) if stale(node) => {
+                replace(&mut ops, &self.id_path, node, self.registration.clone());
+            }
             Some(node) if node.data != self.registration => ops.push(WriteOp::SetData {
                 path: self.id_path.clone(),
                 data: self.registration.clone(),
@@ -876,16 +974,19 @@ impl<'a> Claim<'a> {
             }),
             Some(_) => {}
         }
-        ops.extend(
-            self.claims
-                .iter()
-                .zip(claim_nodes)
-                .filter(|(_, node)| node.is_none())
-                .map(|(path, _)| WriteOp::CreateEphemeral {
+        for (path, node) in self.claims.iter().zip(claim_nodes) {
+            match node {
+                None => ops.push(WriteOp::CreateEphemeral {
                     path: path.clone(),
                     data: self.me.clone().into_bytes(),
                 }),
-        );
+                // Only this keeper's nodes get here (`foreign` took the others).
+                Some(node) if stale(node) => {
+                    replace(&mut ops, path, node, self.me.clone().into_bytes());
+                }
+                Some(_) => {}
+            }
+        }
         ops
     }
 }
@@ -909,6 +1010,12 @@ async fn wait_for_owner(
     };
     let now = Instant::now();
     if now >= deadline {
+        if *told {
+            log::info!(
+                "group {group}: gave up waiting for the other owner after {} ms",
+                started.elapsed().as_millis()
+            );
+        }
         let owner = describe_owner(store, &claim.layout, node).await;
         return Err(Error::Owned {
             group: group.to_string(),
@@ -925,7 +1032,7 @@ async fn wait_for_owner(
     if !*told {
         *told = true;
         let owner = describe_owner(store, &claim.layout, node).await;
-        log::warn!(
+        log::info!(
             "group {group}: {partition} and {} more partition(s) are owned by another instance, {owner}; waiting up to {} ms for it to go",
             foreign.len() - 1,
             deadline.saturating_duration_since(now).as_millis()
@@ -1163,6 +1270,75 @@ mod tests {
                 "{registered:?}"
             );
         }
+    }
+
+    #[test]
+    fn own_nodes_of_an_expired_session_are_replaced_others_kept_or_created() {
+        let identity = Identity::new();
+        let layout = GroupLayout {
+            base_path: "/consumers",
+            group: "g",
+        };
+        let wanted = vec![TopicPartition::new("t", 0), TopicPartition::new("t", 1)];
+        let topics: BTreeSet<String> = ["t".to_string()].into();
+        let registration = identity.registration(&topics);
+        let claim = Claim::new(&identity, layout, wanted, &topics, registration.clone());
+        let node = |data: &[u8], version, session| Node {
+            data: data.to_vec(),
+            version,
+            ctime: 0,
+            ephemeral_owner: session,
+        };
+        let me = identity.thread_id("g").into_bytes();
+        let dirs: Vec<Option<Node>> = claim.dirs.iter().map(|_| Some(node(b"", 0, 0))).collect();
+        // The registration and partition 0 of the expired session 7, partition 1 of the live
+        // session 9, the lock missing.
+        let id = Some(node(&registration, 2, 7));
+        let claims = [Some(node(&me, 0, 7)), Some(node(&me, 0, 9)), None];
+        let ops = claim.missing(&dirs, &id, &claims, 9);
+        let id_path = claim.id_path.clone();
+        let owner0 = claim.claims[0].clone();
+        let lock = claim.claims[2].clone();
+        assert_eq!(
+            ops,
+            vec![
+                WriteOp::Check {
+                    path: id_path.clone(),
+                    version: 2
+                },
+                WriteOp::Delete {
+                    path: id_path.clone()
+                },
+                WriteOp::CreateEphemeral {
+                    path: id_path,
+                    data: registration
+                },
+                WriteOp::Check {
+                    path: owner0.clone(),
+                    version: 0
+                },
+                WriteOp::Delete {
+                    path: owner0.clone()
+                },
+                WriteOp::CreateEphemeral {
+                    path: owner0,
+                    data: me.clone()
+                },
+                WriteOp::CreateEphemeral {
+                    path: lock,
+                    data: me.clone()
+                },
+            ]
+        );
+        // All on the live session: nothing to do. No session known: nothing taken for stale.
+        let live = [
+            Some(node(&me, 0, 9)),
+            Some(node(&me, 0, 9)),
+            Some(node(&me, 0, 9)),
+        ];
+        let id = Some(node(&claim.registration, 2, 9));
+        assert!(claim.missing(&dirs, &id, &live, 9).is_empty());
+        assert!(claim.missing(&dirs, &id, &live, 0).is_empty());
     }
 
     #[test]

@@ -3,6 +3,9 @@
 //! timeout. What must hold: a commit during the outage is deferred (no error) until the commit
 //! outage tolerance passes, then fails with `Error::Timeout` saying for how long; the first
 //! commit after the outage writes the newest offsets, deferred ones included, in one multi;
+//! once one commit was deferred, the next ones of the same outage are deferred within the probe
+//! bound while the keeper reconnects in the background, which takes its ownership again (or
+//! finds the group taken, for the next commit to fail with) as soon as ZooKeeper answers;
 //! stored offsets never go backwards; conflicts still fail; a tolerance of zero fails at once
 //! as before; closing during an outage returns within its bound; a timeout is always
 //! `Error::Timeout`, never a ZooKeeper error naming a znode.
@@ -14,10 +17,11 @@ mod support;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use offsetkeeper::zookeeper::ServerVersion;
 use offsetkeeper::{
     CommitSummary, Error, KeeperConfig, OffsetKeeper, Stored, TopicPartition, ZkConfig,
 };
-use support::{batch, cluster, keeper_with, unique, Cluster, Ensemble, Kafka};
+use support::{batch, cluster, keeper_with, unique, Cluster, Ensemble, Kafka, Proxy, Zk};
 
 /// One ensemble at a time: the tests measure timeouts on a 2-core machine.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -381,57 +385,159 @@ fn a_frozen_zookeeper_under_an_ownership_checking_commit_is_a_timeout() {
     println!("OUTAGE ownership-checking multi on a frozen ZooKeeper: {message}");
 }
 
-#[test]
-fn after_an_outage_longer_than_the_session_ownership_is_taken_again_or_refused() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ensemble = Ensemble::start("outage-session", 1);
-    let cluster = cluster();
-    let kafka = Kafka::new(&cluster);
-    let (group, topic) = (unique("g"), unique("expired"));
-    kafka.create_topic(&topic, 2);
-    // Sessions of 4 s (the ensemble's tick is 1 s); each freeze lasts 7 s.
-    let sessions = |c: &mut KeeperConfig| {
-        c.zookeeper.session_timeout = Duration::from_secs(4);
-        c.ownership.wait = Some(Duration::from_secs(15));
-    };
-    let keeper = keeper_on(&ensemble.connect, &cluster.bootstrap, sessions);
-    keeper.load(&group, std::slice::from_ref(&topic)).unwrap();
-    keeper.commit(&group, &batch(&topic, 2, 1)).unwrap();
-    let session_before = keeper.zookeeper_session().map(|s| s.id());
+/// Polls `done` every 100 ms for up to `within`; how long it took, or `None`.
+fn within(within: Duration, mut done: impl FnMut() -> bool) -> Option<Duration> {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        if done() {
+            return Some(started.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    None
+}
 
-    // Alone in the group: the first commit after takes ownership again and writes the newest.
+/// The shared cluster's `Zk` helper on an ensemble of its own.
+fn zk_of(connect: &str) -> Zk {
+    Zk::new(&Cluster {
+        zookeeper: connect.to_string(),
+        bootstrap: String::new(),
+    })
+}
+
+/// Once a commit was deferred, the next ones during the same outage are deferred within the
+/// probe bound, not after a whole ZooKeeper timeout each; the keeper reconnects in the
+/// background and, ZooKeeper back after an outage longer than the session, takes its ownership
+/// again without any call; the first commit then writes the newest offsets. Also: the session
+/// timeout is the one the servers granted.
+#[test]
+fn a_known_outage_defers_commits_at_once_and_ownership_comes_back_without_a_call() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ensemble = Ensemble::start("outage-known", 1);
+    let zk = zk_of(&ensemble.connect);
+    // Asked 30 s; a tick of 1 s grants 20 s at most (maxSessionTimeout = 20 ticks).
+    let asking = keeper_on(&ensemble.connect, "127.0.0.1:1", |c| {
+        c.zookeeper.session_timeout = Duration::from_secs(30);
+    });
+    asking
+        .commit(&unique("g"), &batch(&unique("t"), 1, 1))
+        .unwrap();
+    assert_eq!(asking.zookeeper_session_timeout(), Duration::from_secs(20));
+    drop(asking);
+
+    // A commit of a keeper that did not load takes ownership: no Kafka needed.
+    let timeout = Duration::from_secs(3);
+    let keeper = keeper_on(&ensemble.connect, "127.0.0.1:1", |c| {
+        c.zookeeper.request_timeout = timeout;
+        c.zookeeper.session_timeout = Duration::from_secs(4);
+    });
+    let (group, topic) = (unique("g"), unique("t"));
+    keeper.commit(&group, &batch(&topic, 3, 10)).unwrap();
+    assert_eq!(keeper.zookeeper_session_timeout(), Duration::from_secs(4));
+    zk.owners(&group, &topic, 3);
+    let ids_dir = format!("/consumers/{group}/ids");
+    let ids = zk.children(&ids_dir);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let id_path = format!("{ids_dir}/{}", ids[0]);
+    let before = keeper.zookeeper_session().unwrap().id().0;
+    assert_eq!(zk.ephemeral_owner(&id_path), Some(before));
+
     ensemble.node("freeze", 1);
-    deferred_commit(&keeper, &group, &batch(&topic, 2, 2));
-    std::thread::sleep(Duration::from_secs(7));
-    ensemble.node("thaw", 1);
-    let after = commit_until_written(
-        &keeper,
-        &group,
-        &[(TopicPartition::new(topic.as_str(), 0), 3)],
+    let frozen = Instant::now();
+    let t = Instant::now();
+    let first = keeper.commit(&group, &batch(&topic, 3, 20)).unwrap();
+    let first_took = t.elapsed();
+    assert!(first.deferred, "{first:?}");
+    // Ended by the request timeout, or sooner by the client's own "no response" detection.
+    assert!(first_took >= Duration::from_secs(1), "{first_took:?}");
+    // The outage is known: no whole timeout any more.
+    let mut took = Vec::new();
+    for (partitions, offset) in [(3, 21), (3, 22), (2, 23)] {
+        let t = Instant::now();
+        let next = keeper
+            .commit(&group, &batch(&topic, partitions, offset))
+            .unwrap();
+        took.push(t.elapsed());
+        assert!(next.deferred && next.pending == 3, "{next:?}");
+    }
+    assert!(
+        took.iter().all(|t| *t < Duration::from_millis(800)),
+        "deferred commits during a known outage took {took:?}"
     );
-    assert_eq!(after.pending, 0, "{after:?}");
+    // Frozen past the session (4 s; the client gives it up after 5.6 s).
+    std::thread::sleep(Duration::from_secs(7).saturating_sub(frozen.elapsed()));
+    ensemble.node("thaw", 1);
+    // The freeze took this test's own session too.
+    let zk = zk_of(&ensemble.connect);
+
+    // No call to the keeper: its background reconnect takes ownership again.
+    let mut now_owner = None;
+    let back = within(Duration::from_secs(15), || {
+        let owner = zk.ephemeral_owner(&id_path);
+        let owners: Vec<Option<i64>> = (0..3)
+            .map(|p| zk.ephemeral_owner(&format!("/consumers/{group}/owners/{topic}/{p}")))
+            .collect();
+        now_owner = owner;
+        owner.is_some_and(|owner| owner != before) && owners.iter().all(|o| *o == owner)
+    });
+    let back = back.unwrap_or_else(|| {
+        panic!("ownership not back 15 s after ZooKeeper thawed (ids node owned by {now_owner:?})")
+    });
+    assert!(
+        back < Duration::from_secs(8),
+        "ownership back after {back:?}"
+    );
+    // The first commit now writes the newest offsets: 40, then the deferred 23 and 22.
+    let after = keeper
+        .commit(&group, &[(TopicPartition::new(topic.as_str(), 0), 40)])
+        .unwrap();
+    assert!(!after.deferred, "{after:?}");
+    assert_eq!((after.pending, after.written + after.unchanged), (0, 3));
     assert_eq!(
         stored(&ensemble.connect, &group, &topic),
-        vec![Some(3), Some(2)]
+        vec![Some(40), Some(23), Some(22)]
     );
-    let session_after = keeper.zookeeper_session().map(|s| s.id());
-    assert_ne!(
-        session_before, session_after,
-        "the session outlived the freeze"
+    let session = keeper.zookeeper_session().unwrap().id().0;
+    assert_ne!(session, before);
+    assert_eq!(zk.ephemeral_owner(&id_path), Some(session));
+    // The version learned before the outage is still the one in force (srvr, or kept).
+    let version = keeper.zookeeper_server_version().unwrap();
+    assert!(version.version >= ServerVersion::new(3, 8, 0), "{version}");
+    println!(
+        "OUTAGE known: first deferred commit {first_took:?}, next ones {took:?}; ownership back {back:?} after the thaw without a call; version {version}"
     );
+}
 
-    // Another instance takes the group meanwhile: the first commit after fails, writing nothing.
-    ensemble.node("freeze", 1);
-    deferred_commit(&keeper, &group, &batch(&topic, 2, 4));
-    std::thread::sleep(Duration::from_secs(7));
-    ensemble.node("thaw", 1);
-    let successor = keeper_on(&ensemble.connect, &cluster.bootstrap, sessions);
-    successor
-        .load(&group, std::slice::from_ref(&topic))
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
+/// Another instance takes the group while this keeper cannot reach ZooKeeper (its network is
+/// cut, its session expires): when ZooKeeper answers again the background reconnect finds the
+/// group taken, and the keeper's next commit fails with a conflict, writing nothing.
+#[test]
+fn a_group_taken_during_the_outage_is_refused_once_zookeeper_answers() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ensemble = Ensemble::start("outage-taken", 1);
+    let zk = zk_of(&ensemble.connect);
+    let proxy = Proxy::to(&ensemble.connect);
+    let keeper = keeper_on(&proxy.address, "127.0.0.1:1", |c| {
+        c.zookeeper.session_timeout = Duration::from_secs(4);
+    });
+    let (group, topic) = (unique("g"), unique("t"));
+    keeper.commit(&group, &batch(&topic, 2, 1)).unwrap();
+    zk.owners(&group, &topic, 2);
+
+    proxy.cut();
+    deferred_commit(&keeper, &group, &batch(&topic, 2, 2));
+    let ids = format!("/consumers/{group}/ids");
+    within(Duration::from_secs(30), || zk.children(&ids).is_empty())
+        .expect("ZooKeeper did not expire the keeper's session in 30 s");
+    let successor = keeper_on(&ensemble.connect, "127.0.0.1:1", |c| {
+        c.ownership.wait = Some(Duration::ZERO);
+    });
+    successor.commit(&group, &batch(&topic, 2, 5)).unwrap();
+    proxy.heal();
+
+    let deadline = Instant::now() + Duration::from_secs(20);
     let err = loop {
-        match keeper.commit(&group, &batch(&topic, 2, 5)) {
+        match keeper.commit(&group, &batch(&topic, 2, 6)) {
             Ok(summary) if summary.deferred && Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(200));
             }
@@ -443,9 +549,11 @@ fn after_an_outage_longer_than_the_session_ownership_is_taken_again_or_refused()
         matches!(&err, Error::CommitConflict { detail, .. } if detail.contains("owns the partition")),
         "{err:?}"
     );
-    // What was stored before, or the deferred commit's request, which the frozen server had
-    // received and may apply once thawed; never the refused commit.
-    let now = stored(&ensemble.connect, &group, &topic);
-    assert!(now == [Some(3), Some(2)] || now == [Some(4); 2], "{now:?}");
-    println!("OUTAGE longer than the session: ownership taken again alone; refused after a successor took the group: {err}");
+    assert_eq!(
+        stored(&ensemble.connect, &group, &topic),
+        vec![Some(5), Some(5)]
+    );
+    // Still the successor's group.
+    successor.commit(&group, &batch(&topic, 2, 7)).unwrap();
+    println!("OUTAGE group taken meanwhile: {err}");
 }

@@ -207,14 +207,13 @@ fn an_owner_whose_process_died_on_this_host_is_taken_over_at_once() {
         .load(&group, std::slice::from_ref(&topic))
         .unwrap();
     let took = started.elapsed();
+    // The dead driver's session had not expired (its timeout is 30 s): nothing waited for it.
     assert!(took < Duration::from_secs(10), "{took:?}");
-    // The dead driver's session had not expired: nothing waited for it.
-    assert!(zk.is_ephemeral(&dead_path));
-    let now: Vec<String> = ids(&zk, &group)
-        .into_iter()
-        .filter(|id| *id != dead[0])
-        .collect();
+    // Its registration went with its lock and owner nodes, in the take-over's multi.
+    assert_eq!(zk.ephemeral_owner(&dead_path), None, "{dead_path} is left");
+    let now = ids(&zk, &group);
     assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now[0], dead[0]);
     for p in 0..2 {
         assert_eq!(owner_of(&zk, &group, &topic, p), format!("{}-0", now[0]));
     }
@@ -399,8 +398,10 @@ fn only_a_process_of_this_host_and_namespace_that_is_gone_is_taken_over() {
             let zk = Zk::new(&cluster);
             let owner = owner_of(&zk, &group, &topic, 0);
             assert!(!owner.contains("staged"), "{owner}");
-            // The dead owner's registration stays until its session goes; only its version moved.
-            assert_eq!(ids(&zk, &group).len(), 2);
+            // The dead owner's registration went with its nodes; only the new keeper's is left.
+            let now = ids(&zk, &group);
+            assert_eq!(now.len(), 1, "{now:?}");
+            assert!(!now[0].contains("staged"), "{now:?}");
         }
         drop(keeper);
     }

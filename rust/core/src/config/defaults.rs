@@ -47,3 +47,15 @@ pub const DEFAULT_KAFKA_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Kafka's `socket.connection.setup.timeout.ms`: one connection's TCP connect, TLS handshake,
 /// ApiVersions and SASL login.
 pub const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a commit during a known ZooKeeper outage (an earlier commit was deferred, the
+/// engine reconnects in the background) waits for the reconnect before it is deferred too: a
+/// batch is held one ZooKeeper timeout at the outage's start, then at most this.
+pub const OUTAGE_PROBE: Duration = Duration::from_millis(250);
+
+/// The background reconnect's first pause between tries during an outage; it doubles up to
+/// [`RECONNECT_BACKOFF_MAX`], so ZooKeeper's return is noticed within about that.
+pub const RECONNECT_BACKOFF_MIN: Duration = Duration::from_millis(100);
+
+/// The background reconnect's longest pause between tries.
+pub const RECONNECT_BACKOFF_MAX: Duration = Duration::from_secs(1);

@@ -106,6 +106,9 @@ struct Attempt {
     /// Brokers asked, in order, each once.
     tried: Mutex<Vec<String>>,
     last_cause: Mutex<Option<String>>,
+    /// Since when it waits for the brokers to answer again (a leader election, a broker
+    /// restarting): from its first pause.
+    waiting_since: Mutex<Option<Instant>>,
 }
 
 impl Attempt {
@@ -114,7 +117,21 @@ impl Attempt {
             deadline: Instant::now() + timeout,
             tried: Mutex::new(Vec::new()),
             last_cause: Mutex::new(None),
+            waiting_since: Mutex::new(None),
         }
+    }
+
+    /// Marks the start of its wait; true the first time.
+    fn starts_waiting(&self) -> bool {
+        let mut since = lock(&self.waiting_since);
+        let first = since.is_none();
+        since.get_or_insert_with(Instant::now);
+        first
+    }
+
+    /// How long it waited, if it did.
+    fn waited(&self) -> Option<Duration> {
+        lock(&self.waiting_since).map(|since| since.elapsed())
     }
 
     fn remaining(&self) -> Duration {
@@ -803,7 +820,17 @@ impl Brokers {
                 ),
             ));
         }
-        log::debug!("Kafka {operation}: {}; asking again", cause.0);
+        if attempt.starts_waiting() {
+            // Once per operation; its end is said by `bounded`.
+            log::info!(
+                "Kafka {operation}: {}; asking again every {} ms until the brokers answer (a leader election or a broker restart), for at most {} ms",
+                self.settings.redact(&cause.0),
+                self.retry_backoff.as_millis(),
+                attempt.remaining().as_millis()
+            );
+        } else {
+            log::debug!("Kafka {operation}: {}; asking again", cause.0);
+        }
         tokio::time::sleep(self.retry_backoff).await;
         Ok(())
     }
@@ -816,7 +843,7 @@ impl Brokers {
         attempt: &Attempt,
         work: impl Future<Output = Result<T>>,
     ) -> Result<T> {
-        tokio::time::timeout_at(attempt.deadline.into(), work)
+        let result = tokio::time::timeout_at(attempt.deadline.into(), work)
             .await
             .unwrap_or_else(|_| {
                 Err(Error::Timeout {
@@ -825,7 +852,18 @@ impl Brokers {
                     after: self.timeout,
                     detail: format!(" ({})", self.settings.redact(&attempt.summary())),
                 })
-            })
+            });
+        if let Some(waited) = attempt.waited() {
+            let outcome = match &result {
+                Ok(_) => "the brokers answered",
+                Err(_) => "gave up",
+            };
+            log::info!(
+                "Kafka {operation}: {outcome} after waiting {} ms",
+                waited.as_millis()
+            );
+        }
+        result
     }
 
     fn failed(&self, operation: &'static str, message: &str) -> Error {

@@ -1,6 +1,7 @@
 //! The ZooKeeper store: one session reused across calls, multi-reads, and atomic multi-writes.
 
 pub mod layout;
+pub(crate) mod outage;
 pub mod security;
 pub mod server_version;
 
@@ -17,6 +18,7 @@ use crate::config::defaults::{
 use crate::error::{is_connection_timeout, Error, Result};
 use crate::names::check_base_path;
 use crate::sasl::{SaslProviderHandle, ZkGssapi, GSSAPI};
+use outage::Outage;
 pub use security::{AclPolicy, ZkSecurity};
 pub use server_version::ServerVersion;
 
@@ -41,6 +43,8 @@ const READ_OP_BYTES: usize = 9 + 4 + 1;
 tokio::task_local! {
     /// When the ZooKeeper work of the current call must be over; see [`ZkStore::bounded`].
     static DEADLINE: Instant;
+    /// Set in the background reconnect: its tries do not log each session they fail to open.
+    static RECONNECTING: ();
 }
 
 /// Where and how to reach ZooKeeper.
@@ -256,6 +260,9 @@ pub enum VersionSource {
     Srvr,
     /// No server told its version: the oldest protocol that the connection can meet.
     Assumed,
+    /// No server told its version to this session, but one did to an earlier session of the
+    /// keeper (servers restarting may not answer `srvr` yet): that version is kept.
+    Kept,
 }
 
 /// The server version the current session's requests are chosen for.
@@ -271,6 +278,7 @@ impl fmt::Display for LearnedVersion {
             VersionSource::Configured => "from zookeeper.server.version",
             VersionSource::Srvr => "from srvr",
             VersionSource::Assumed => "assumed: unknown",
+            VersionSource::Kept => "from srvr earlier: no server answered it now",
         };
         write!(f, "{} ({how})", self.version)
     }
@@ -279,8 +287,19 @@ impl fmt::Display for LearnedVersion {
 /// A ZooKeeper session shared by every call; replaced transparently when it expires.
 pub struct ZkStore {
     config: ZkConfig,
-    session: tokio::sync::Mutex<Option<zk::Client>>,
+    /// The current session; locked only to look at it or replace it, never across a request.
+    session: std::sync::Mutex<Option<zk::Client>>,
+    /// Held while a session is opened: one at a time, and the calls that come meanwhile take
+    /// the one opened.
+    opening: tokio::sync::Mutex<()>,
     server_version: std::sync::Mutex<Option<LearnedVersion>>,
+    /// The session timeout the servers granted the last session (they bound what is asked to
+    /// their `minSessionTimeout`..`maxSessionTimeout`).
+    negotiated: std::sync::Mutex<Option<Duration>>,
+    /// The id of a session a request found lost and that was let go, until the next is opened:
+    /// for the line that says what the call waits for.
+    lost: std::sync::Mutex<Option<i64>>,
+    outage: Outage,
     /// The provider's mechanism, when the security is GSSAPI.
     gssapi: Option<ZkGssapi>,
 }
@@ -320,8 +339,12 @@ impl ZkStore {
         };
         Ok(ZkStore {
             config,
-            session: tokio::sync::Mutex::new(None),
+            session: std::sync::Mutex::new(None),
+            opening: tokio::sync::Mutex::new(()),
             server_version: std::sync::Mutex::new(None),
+            negotiated: std::sync::Mutex::new(None),
+            lost: std::sync::Mutex::new(None),
+            outage: Outage::new(),
             gssapi,
         })
     }
@@ -333,10 +356,46 @@ impl ZkStore {
     /// The server version the last session opened chose its requests for; `None` before the
     /// first session.
     pub fn server_version(&self) -> Option<LearnedVersion> {
-        *self
-            .server_version
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        *locked(&self.server_version)
+    }
+
+    /// The session timeout in force: as the servers granted it to the last session, else (no
+    /// session yet) as configured.
+    pub fn session_timeout(&self) -> Duration {
+        locked(&self.negotiated).unwrap_or(self.config.session_timeout)
+    }
+
+    /// What this keeper knows of a ZooKeeper outage.
+    pub(crate) fn outage(&self) -> &Outage {
+        &self.outage
+    }
+
+    fn current(&self) -> std::sync::MutexGuard<'_, Option<zk::Client>> {
+        locked(&self.session)
+    }
+
+    /// The current session unless it ended (expired, closed).
+    fn live(&self) -> Option<zk::Client> {
+        self.current()
+            .as_ref()
+            .filter(|client| !client.state().is_terminated())
+            .cloned()
+    }
+
+    /// Forgets the session `lost` if it is still the current one (not one opened since by
+    /// another call), so that the next request opens a new one.
+    fn discard(&self, lost: zk::SessionId) {
+        let taken = {
+            let mut current = self.current();
+            match current.as_ref() {
+                Some(client) if client.session_id() == lost => current.take(),
+                _ => None,
+            }
+        };
+        if taken.is_some() {
+            *locked(&self.lost) = Some(lost.0);
+        }
+        drop(taken);
     }
 
     /// Reads many znodes; `None` where a node does not exist. Results follow `paths`' order.
@@ -529,6 +588,7 @@ impl ZkStore {
         let first_path = |ops: &[W]| ops.first().map_or("/", |op| op.borrow().path()).to_string();
         let attempt = || async {
             let client = self.client().await?;
+            let session = client.session_id();
             let acls = self.config.security.acls();
             let left = self.time_left();
             // Each request is sent when it is started, before any answer is awaited.
@@ -543,7 +603,7 @@ impl ZkStore {
                 }
             }))
             .await;
-            Ok::<_, Error>(replies)
+            Ok::<_, Error>((session, replies))
         };
         let lost = |reply: &std::result::Result<std::result::Result<_, zk::MultiWriteError>, _>| {
             matches!(
@@ -553,11 +613,11 @@ impl ZkStore {
                 }))
             )
         };
-        let mut replies = attempt().await?;
+        let (session, mut replies) = attempt().await?;
         if !replies.is_empty() && replies.iter().all(lost) {
             log::warn!("ZooKeeper session lost; opening a new session");
-            *self.session.lock().await = None;
-            replies = attempt().await?;
+            self.discard(session);
+            replies = attempt().await?.1;
         }
         Ok(replies
             .into_iter()
@@ -640,9 +700,13 @@ impl ZkStore {
     /// `timeout`; never opens a session. For releasing ephemeral nodes when closing: a session
     /// that is gone took them with it.
     pub async fn multi_on_live_session(&self, ops: &[WriteOp], timeout: Duration) -> bool {
-        let client = match self.session.lock().await.as_ref() {
-            Some(client) if client.state() == zk::SessionState::SyncConnected => client.clone(),
-            _ => return false,
+        let connected = self
+            .current()
+            .as_ref()
+            .filter(|client| client.state() == zk::SessionState::SyncConnected)
+            .cloned();
+        let Some(client) = connected else {
+            return false;
         };
         let mut done = true;
         for chunk in request_chunks(ops) {
@@ -671,10 +735,7 @@ impl ZkStore {
         i64,
         tokio::task::JoinHandle<std::result::Result<(), String>>,
     )> {
-        let client = match self.session.lock().await.as_ref() {
-            Some(client) if !client.state().is_terminated() => client.clone(),
-            _ => return None,
-        };
+        let client = self.live()?;
         let session = client.session_id().0;
         let security = self.config.security.clone();
         let timeout = self.config.request_timeout;
@@ -705,27 +766,34 @@ impl ZkStore {
 
     /// The id of the current session, if one is open.
     pub async fn session_id(&self) -> Option<i64> {
-        self.session
-            .lock()
-            .await
-            .as_ref()
-            .filter(|client| !client.state().is_terminated())
-            .map(|client| client.session_id().0)
+        self.live().map(|client| client.session_id().0)
     }
 
     /// The current session's id and password, if one is open.
     pub async fn session_info(&self) -> Option<zk::SessionInfo> {
-        self.session
-            .lock()
-            .await
-            .as_ref()
-            .filter(|client| !client.state().is_terminated())
-            .map(|client| client.session().clone())
+        self.live().map(|client| client.session().clone())
     }
 
     /// Closes the session: its ephemeral nodes go at once. The next call opens a new one.
     pub async fn close_session(&self) {
-        self.session.lock().await.take();
+        let taken = self.current().take();
+        drop(taken);
+    }
+
+    /// One request that ZooKeeper answers only with a working session (opened anew when the
+    /// last one ended): the background reconnect's test that the outage is over.
+    pub(crate) async fn probe(&self) -> Result<()> {
+        self.call("probe", "/", |client| async move {
+            client.check_stat("/").await.map(drop)
+        })
+        .await
+    }
+
+    /// [`ZkStore::probe`] for the background reconnect: its failed tries log at DEBUG only.
+    pub(crate) async fn probe_quietly(&self) -> Result<()> {
+        RECONNECTING
+            .scope((), self.bounded(self.config.request_timeout, self.probe()))
+            .await
     }
 
     /// Lists the children of a node; `None` if it does not exist.
@@ -779,20 +847,22 @@ impl ZkStore {
     {
         let attempt = || async {
             let client = self.client().await?;
+            let session = client.session_id();
             match tokio::time::timeout(self.time_left(), run(client)).await {
-                Ok(result) => Ok(result),
+                Ok(result) => Ok((session, result)),
                 Err(_) => Err(self.timeout(operation)),
             }
         };
         match attempt().await? {
-            Err(err @ (zk::Error::SessionExpired | zk::Error::ClientClosed)) => {
+            (lost, Err(err @ (zk::Error::SessionExpired | zk::Error::ClientClosed))) => {
                 log::warn!("ZooKeeper session lost ({err}); opening a new session");
-                *self.session.lock().await = None;
+                self.discard(lost);
                 attempt()
                     .await?
+                    .1
                     .map_err(|err| self.failed(operation, path, err))
             }
-            result => result.map_err(|err| self.failed(operation, path, err)),
+            (_, result) => result.map_err(|err| self.failed(operation, path, err)),
         }
     }
 
@@ -801,15 +871,80 @@ impl ZkStore {
     /// deadline; `srvr` gets half of it at most, so that a silent server leaves time to try
     /// the others.
     async fn client(&self) -> Result<zk::Client> {
-        let mut session = self.session.lock().await;
-        if let Some(client) = session.as_ref() {
-            if !client.state().is_terminated() {
-                return Ok(client.clone());
-            }
+        if let Some(client) = self.live() {
+            return Ok(client);
         }
         let budget = self.time_left();
         let deadline = Instant::now() + budget;
-        let (learned, warning) = self.learn_server_version(budget / 2).await?;
+        // Bounded too: another call (the background reconnect) may be opening one.
+        let Ok(_opening) = tokio::time::timeout(budget, self.opening.lock()).await else {
+            return Err(self.timeout("connect"));
+        };
+        if let Some(client) = self.live() {
+            return Ok(client);
+        }
+        let lost = locked(&self.lost).take();
+        let ended = match self.current().as_ref() {
+            Some(client) => Some((client.session_id().0, format!("{:?}", client.state()))),
+            None => lost.map(|id| (id, "lost".to_string())),
+        };
+        let started = Instant::now();
+        let left = deadline.saturating_duration_since(started);
+        // Said once per call that waits for a new session; the background reconnect's tries
+        // are its own wait (see `crate::reconnect`).
+        let level = if RECONNECTING.try_with(|_| ()).is_ok() {
+            log::Level::Debug
+        } else {
+            log::Level::Info
+        };
+        if let Some((id, state)) = &ended {
+            log::log!(
+                level,
+                "ZooKeeper session 0x{id:x} ended ({state}); waiting up to {} ms for a new session at {}",
+                left.as_millis(),
+                self.config.connect
+            );
+        }
+        match self.open(deadline).await {
+            Ok(client) => {
+                let waited = match ended {
+                    Some(_) => format!(", opened after {} ms", started.elapsed().as_millis()),
+                    None => String::new(),
+                };
+                log::info!(
+                    "ZooKeeper session 0x{:x} at {}: server version {}, session timeout {} ms{waited}",
+                    client.session_id().0,
+                    self.config.connect,
+                    self.server_version()
+                        .map_or_else(|| "unknown".to_string(), |v| v.to_string()),
+                    client.session_timeout().as_millis()
+                );
+                *self.current() = Some(client.clone());
+                Ok(client)
+            }
+            Err(err) => {
+                // Still a reconnect for the next call.
+                if lost.is_some() {
+                    *locked(&self.lost) = lost;
+                }
+                if ended.is_some() {
+                    log::log!(
+                        level,
+                        "no new ZooKeeper session at {} after {} ms: {err}",
+                        self.config.connect,
+                        started.elapsed().as_millis()
+                    );
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Opens a session by `deadline`: the servers' version, the handshake, the chroot check.
+    /// Records the version and the session timeout the servers granted.
+    async fn open(&self, deadline: Instant) -> Result<zk::Client> {
+        let budget = deadline.saturating_duration_since(Instant::now());
+        let (learned, note) = self.learn_server_version(budget / 2).await?;
         let left = deadline.saturating_duration_since(Instant::now());
         let ServerVersion {
             major,
@@ -854,30 +989,23 @@ impl ZkStore {
             }
         };
         self.check_chroot(&client, deadline).await?;
-        // Warned only now: when no server is reachable, the connect error says enough.
-        if let Some(warning) = warning {
-            log::warn!("{warning}");
+        // Said only now: when no server is reachable, the connect error says enough.
+        if let Some((level, note)) = note {
+            log::log!(level, "{note}");
         }
-        log::info!(
-            "ZooKeeper session 0x{:x} at {}: server version {learned}",
-            client.session_id().0,
-            self.config.connect
-        );
-        *self
-            .server_version
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(learned);
-        *session = Some(client.clone());
+        *locked(&self.server_version) = Some(learned);
+        *locked(&self.negotiated) = Some(client.session_timeout());
         Ok(client)
     }
 
     /// The version requests are chosen for: `zookeeper.server.version`, else the servers'
-    /// lowest `srvr` answer, else the oldest protocol the connection can meet; with the
-    /// warning to log once the session is open, when the version is assumed.
+    /// lowest `srvr` answer, else the version an earlier session learned from `srvr`, else the
+    /// oldest protocol the connection can meet; with what to log once the session is open when
+    /// no server answered.
     async fn learn_server_version(
         &self,
         timeout: Duration,
-    ) -> Result<(LearnedVersion, Option<String>)> {
+    ) -> Result<(LearnedVersion, Option<(log::Level, String)>)> {
         if let Some(version) = self.config.server_version {
             let learned = LearnedVersion {
                 version,
@@ -893,38 +1021,43 @@ impl ZkStore {
             None => None,
         };
         let detected = server_version::detect(&self.config.connect, timeout, tls.as_ref()).await?;
-        if let Some(version) = detected.lowest {
-            let learned = LearnedVersion {
-                version,
-                source: VersionSource::Srvr,
-            };
-            return Ok((learned, None));
-        }
-        let why: Vec<String> = detected
-            .silent
-            .iter()
-            .map(|(host, why)| format!("{host} {why}"))
-            .collect();
-        // A server that speaks TLS is at least 3.5.1, the first with TLS.
-        let version = match tls {
-            Some(_) => ServerVersion::FIRST_WITH_TLS,
-            None => ServerVersion::CONSERVATIVE,
+        let learned = chosen_version(self.server_version(), detected.lowest, tls.is_some());
+        let why = || {
+            let silent: Vec<String> = detected
+                .silent
+                .iter()
+                .map(|(host, why)| format!("{host} {why}"))
+                .collect();
+            silent.join("; ")
         };
-        let creates = if version < ServerVersion::new(3, 5, 0) {
-            "plain creates, "
-        } else {
-            ""
+        let note = match learned.source {
+            VersionSource::Configured | VersionSource::Srvr => None,
+            VersionSource::Kept => Some((
+                log::Level::Info,
+                format!(
+                    "no ZooKeeper server told its version to srvr ({}); keeping {}, which a server told an earlier session of this keeper (servers restarting answer srvr once they serve)",
+                    why(),
+                    learned.version
+                ),
+            )),
+            VersionSource::Assumed => {
+                let version = learned.version;
+                let creates = if version < ServerVersion::new(3, 5, 0) {
+                    "plain creates, "
+                } else {
+                    ""
+                };
+                Some((
+                    log::Level::Warn,
+                    format!(
+                        "no ZooKeeper server told its version to srvr ({}); assuming {version}, which every server here parses ({creates}single reads). Fix: set {}=<version> or allow srvr on the servers (4lw.commands.whitelist=srvr)",
+                        why(),
+                        server_version::PROPERTY
+                    ),
+                ))
+            }
         };
-        let warning = format!(
-            "no ZooKeeper server told its version to srvr ({}); assuming {version}, which every server here parses ({creates}single reads). Fix: set {}=<version> or allow srvr on the servers (4lw.commands.whitelist=srvr)",
-            why.join("; "),
-            server_version::PROPERTY
-        );
-        let learned = LearnedVersion {
-            version,
-            source: VersionSource::Assumed,
-        };
-        Ok((learned, Some(warning)))
+        Ok((learned, note))
     }
 
     fn timeout(&self, operation: &'static str) -> Error {
@@ -981,6 +1114,48 @@ impl ZkStore {
             detail,
         }
     }
+}
+
+/// The version a new session's requests are chosen for when none is configured: the servers'
+/// lowest `srvr` answer; else, when an earlier session of the keeper learned one from `srvr`,
+/// that one (servers starting after an outage serve sessions before they answer `srvr`: no
+/// reason to speak 3.4's protocol for the rest of the keeper's life); else the oldest version
+/// the connection can meet (a server speaking TLS is at least 3.5.1, the first with TLS).
+fn chosen_version(
+    earlier: Option<LearnedVersion>,
+    answered: Option<ServerVersion>,
+    tls: bool,
+) -> LearnedVersion {
+    if let Some(version) = answered {
+        return LearnedVersion {
+            version,
+            source: VersionSource::Srvr,
+        };
+    }
+    match earlier {
+        Some(LearnedVersion {
+            version,
+            source: VersionSource::Srvr | VersionSource::Kept,
+        }) => LearnedVersion {
+            version,
+            source: VersionSource::Kept,
+        },
+        _ => LearnedVersion {
+            version: if tls {
+                ServerVersion::FIRST_WITH_TLS
+            } else {
+                ServerVersion::CONSERVATIVE
+            },
+            source: VersionSource::Assumed,
+        },
+    }
+}
+
+/// A lock of the store's state; one poisoned by a panic elsewhere still holds a whole value.
+fn locked<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What each operation of an applied multi did.
@@ -1091,6 +1266,56 @@ mod tests {
             version: Some(3),
         };
         assert_eq!(op.estimated_bytes(), 9 + 4 + 27 + 4 + 7 + 4);
+    }
+
+    #[test]
+    fn a_version_learned_once_is_kept_while_no_server_answers_srvr() {
+        let v384 = ServerVersion::new(3, 8, 4);
+        let v390 = ServerVersion::new(3, 9, 0);
+        let learned = |version, source| LearnedVersion { version, source };
+        // A first session: what the servers answer, else the oldest protocol.
+        assert_eq!(
+            chosen_version(None, Some(v384), false),
+            learned(v384, VersionSource::Srvr)
+        );
+        assert_eq!(
+            chosen_version(None, None, false),
+            learned(ServerVersion::CONSERVATIVE, VersionSource::Assumed)
+        );
+        assert_eq!(
+            chosen_version(None, None, true),
+            learned(ServerVersion::FIRST_WITH_TLS, VersionSource::Assumed)
+        );
+        // A reconnect no server answered srvr for keeps what an earlier one learned, however
+        // many reconnects follow.
+        let kept = chosen_version(Some(learned(v384, VersionSource::Srvr)), None, false);
+        assert_eq!(kept, learned(v384, VersionSource::Kept));
+        assert_eq!(
+            chosen_version(Some(kept), None, false),
+            learned(v384, VersionSource::Kept)
+        );
+        // An answer is taken again: a rolling upgrade (or downgrade) is seen.
+        assert_eq!(
+            chosen_version(Some(kept), Some(v390), false),
+            learned(v390, VersionSource::Srvr)
+        );
+        assert_eq!(
+            chosen_version(Some(learned(v390, VersionSource::Srvr)), Some(v384), false),
+            learned(v384, VersionSource::Srvr)
+        );
+        // Nothing learned before: still assumed.
+        assert_eq!(
+            chosen_version(
+                Some(learned(ServerVersion::CONSERVATIVE, VersionSource::Assumed)),
+                None,
+                false
+            ),
+            learned(ServerVersion::CONSERVATIVE, VersionSource::Assumed)
+        );
+        assert_eq!(
+            learned(v384, VersionSource::Kept).to_string(),
+            "3.8.4 (from srvr earlier: no server answered it now)"
+        );
     }
 
     #[test]

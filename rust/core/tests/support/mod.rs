@@ -851,6 +851,14 @@ impl Zk {
     }
 
     /// Whether the node exists and is ephemeral.
+    /// The session owning the node: `None` when it does not exist, 0 for a persistent node.
+    pub fn ephemeral_owner(&self, path: &str) -> Option<i64> {
+        match RUNTIME.block_on(self.client.check_stat(path)) {
+            Ok(stat) => stat.map(|stat| stat.ephemeral_owner),
+            Err(err) => panic!("stat {path}: {err}"),
+        }
+    }
+
     pub fn is_ephemeral(&self, path: &str) -> bool {
         match RUNTIME.block_on(self.client.check_stat(path)) {
             Ok(Some(stat)) => stat.ephemeral_owner != 0,

@@ -63,7 +63,9 @@ import org.apache.kafka.common.config.types.Password;
  * <p>ZooKeeper outages: a commit that cannot reach ZooKeeper (a timeout, a lost connection or
  * session) does not throw but returns a {@link CommitResult#deferred() deferred} result, and its
  * offsets go with the next commit, as Kafka's own {@code commitAsync} treats a failed commit as
- * superseded by the next one. Only once commits have failed for longer than
+ * superseded by the next one. After the first deferred commit the engine reconnects in the
+ * background, and the next commits of the same outage return deferred within 250 ms instead of
+ * waiting the ZooKeeper timeout each. Only once commits have failed for longer than
  * {@link Builder#commitOutageTolerance(Duration)} (5 minutes by default) does {@code commit}
  * throw {@link ServerTimeoutException}. Deferred offsets are kept in memory only: a job that
  * dies meanwhile restarts from what was stored (at-least-once).

@@ -81,6 +81,32 @@ public class CommitOutageTest {
     }
 
     @Test
+    public void onceACommitWasDeferredTheNextOnesOfTheOutageDoNotWaitTheTimeout() throws Exception {
+        // A ZooKeeper timeout of 2 s: the first commit of the outage waits it out; the engine
+        // then reconnects in the background, and the next commits are deferred within its
+        // probe bound (250 ms) instead.
+        OffsetKeeper keeper = keeper(Duration.ofMinutes(1), Duration.ofSeconds(2));
+        long started = System.nanoTime();
+        CommitResult first = keeper.commit(offsets(5, 0, 1));
+        long firstMs = (System.nanoTime() - started) / 1_000_000;
+        assertTrue(first.toString(), first.deferred());
+        assertTrue("the first deferred commit took " + firstMs + " ms", firstMs >= 1_500);
+        for (long offset = 6; offset <= 8; offset++) {
+            long t = System.nanoTime();
+            CommitResult next = keeper.commit(offsets(offset, 0));
+            long tookMs = (System.nanoTime() - t) / 1_000_000;
+            assertTrue(next.toString(), next.deferred());
+            assertEquals(2, next.pending());
+            assertTrue("a commit during the known outage took " + tookMs + " ms", tookMs < 1_000);
+        }
+        long closing = System.nanoTime();
+        keeper.close();
+        long closeMs = (System.nanoTime() - closing) / 1_000_000;
+        // Closing still tries once to write the deferred offsets, within the timeout.
+        assertTrue("close took " + closeMs + " ms", closeMs < 3_500);
+    }
+
+    @Test
     public void aToleranceOfZeroFailsAtOnce() throws Exception {
         try (OffsetKeeper keeper = keeper(Duration.ZERO)) {
             keeper.commit(offsets(5, 0));
@@ -90,8 +116,13 @@ public class CommitOutageTest {
         }
     }
 
-    /** A keeper whose ZooKeeper address refuses connections. */
+    /** A keeper whose ZooKeeper address refuses connections, with a ZooKeeper timeout of 500 ms. */
     private static OffsetKeeper keeper(Duration tolerance) throws Exception {
+        return keeper(tolerance, Duration.ofMillis(500));
+    }
+
+    private static OffsetKeeper keeper(Duration tolerance, Duration zookeeperTimeout)
+            throws Exception {
         int port;
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
@@ -100,7 +131,7 @@ public class CommitOutageTest {
         kafkaParams.put("bootstrap.servers", "127.0.0.1:1");
         kafkaParams.put("group.id", "outage");
         return OffsetKeeper.builder().zookeeper("127.0.0.1:" + port).kafkaParams(kafkaParams)
-                .zookeeperTimeout(Duration.ofMillis(500)).commitOutageTolerance(tolerance)
+                .zookeeperTimeout(zookeeperTimeout).commitOutageTolerance(tolerance)
                 .build();
     }
 
