@@ -56,7 +56,7 @@ RESULT=$OUT/$CELL.result
 LOG=$DIR/scenarios.log
 
 # The scenarios: every test of these binaries uses only the shared cluster, except the secured
-# cluster's CLI tests (skipped: command_config_reaches_the_secured_cluster and the migrate_over_*
+# cluster's CLI tests (skipped: command_config_reaches_the_secured_cluster* and the migrate_over_*
 # tests of each secured listener). Fault tests with clusters of their own (faults,
 # faults_zookeeper, security's restarts) are not part of the matrix. What the broker can do
 # (topic IDs, deleteRecords, CreatePartitions) the tests ask themselves, of the Kafka release in

@@ -2004,7 +2004,7 @@ fn migrate_over_ssl_with_pkcs12_stores() {
 /// password are refused before anything connects, naming the key and the file, never the
 /// password.
 #[test]
-fn zookeeper_tls_takes_a_pkcs12_truststore_and_jks_is_refused_clearly() {
+fn command_config_reaches_the_secured_cluster_over_zookeeper_tls_with_a_pkcs12_truststore() {
     let secure = support::secure_cluster();
     let truststore = pkcs12_truststore(&secure, "trust-Secret-8");
     let truststore = truststore.to_str().expect("path");
