@@ -38,10 +38,17 @@ import org.apache.zookeeper.ZooKeeper;
  * <p>Invariants (any failure fails the run): no record missing except those purged; the records
  * lost that the load reports equal those purged; stored offsets never moved backwards; the stored
  * offsets reach the log ends after the drain; every acknowledged record is in the log; the job
- * survives ZooKeeper and broker faults without exiting. Expectations (reported; they fail the
- * run only with {@code strict=true}): a restart after a SIGKILL processes again within 10 s of
- * the dead driver's session expiring; the checkpoint-recovered instance holds the group's
- * ownership ({@code /consumers/<group>/ids} not empty while it runs).
+ * survives ZooKeeper and broker faults without exiting. Under a rolling restart of the offsets'
+ * ZooKeeper ensemble or a quorum loss (faults {@code zk-rolling-restart}, {@code zk-quorum-loss},
+ * which run the job's offsets on an ensemble of {@code chaos.ensemble} nodes of their own while
+ * Kafka keeps its own ZooKeeper): no batch delayed by more than one ZooKeeper timeout and a
+ * margin; every ZooKeeper session of the job told the same server version (none assumed); the
+ * group's ownership back within 5 s of ZooKeeper answering. Expectations (reported; they fail
+ * the run only with {@code strict=true}): a restart after a SIGKILL processes again within 10 s
+ * of the dead driver's session expiring, and {@code ids/} then holds one consumer (the dead
+ * one's node went in the take-over); the checkpoint-recovered instance holds the group's
+ * ownership ({@code /consumers/<group>/ids} not empty while it runs); batches not delayed by
+ * more than one ZooKeeper timeout and a margin in other ZooKeeper faults.
  *
  * <p>Settings are system properties {@code chaos.*} (see {@code gradle/chaos.gradle}).
  */
@@ -51,13 +58,25 @@ public final class Chaos {
     private static final int PARTITIONS = 6;
     /** The keeper's default ZooKeeper session timeout, which the job keeps. */
     private static final long SESSION_TIMEOUT_MS = 30_000;
+    /** The keeper's default ZooKeeper timeout, which the job keeps: the most a commit waits. */
+    private static final long ZOOKEEPER_TIMEOUT_MS = 10_000;
+    /** A batch's delay (end minus batch time) allowed beyond one ZooKeeper timeout. */
+    private static final long DELAY_MARGIN_MS = 5_000;
+    /** How soon the group's ownership is expected back once ZooKeeper answers again. */
+    private static final long OWNERSHIP_BACK_MS = 5_000;
+    private static final List<String> FAULT_KINDS = Arrays.asList("zk-stop", "zk-sigstop", "zk-rolling-restart",
+            "zk-quorum-loss", "broker-stop", "driver-sigkill", "driver-sigterm", "purge", "checkpoint-recovery");
+    private static final List<String> ENSEMBLE_FAULTS = Arrays.asList("zk-rolling-restart", "zk-quorum-loss");
     private static final long READY_TIMEOUT_MS = 240_000;
 
     // Settings.
     private final double minutes = Double.parseDouble(prop("chaos.minutes", "25"));
     private final long faultEveryMs = (long) (Double.parseDouble(prop("chaos.faultEverySeconds", "120")) * 1000);
-    private final List<String> rotation = Arrays.asList(prop("chaos.faults",
-            "zk-stop,driver-sigkill,zk-sigstop,purge,broker-stop,driver-sigterm,checkpoint-recovery").split(","));
+    private final List<String> rotation = Arrays.asList(prop("chaos.faults", "zk-stop,driver-sigkill,zk-sigstop,purge,"
+            + "broker-stop,driver-sigterm,checkpoint-recovery,zk-rolling-restart,zk-quorum-loss").split(","));
+    private final boolean ensembleFaults = !Collections.disjoint(rotation, ENSEMBLE_FAULTS);
+    /** Nodes of the offsets' own ZooKeeper ensemble; 0: the offsets live in Kafka's ZooKeeper. */
+    private final int ensembleNodes = Integer.parseInt(prop("chaos.ensemble", ensembleFaults ? "3" : "0"));
     /** When above 0: exactly this many faults, whatever the minutes (the slice). */
     private final int faultCount = Integer.parseInt(prop("chaos.faultCount", "0"));
     private final long outageMs = (long) (Double.parseDouble(prop("chaos.outageSeconds", "20")) * 1000);
@@ -67,6 +86,8 @@ public final class Chaos {
     private final Path out = Paths.get(prop("chaos.out", "build/chaos")).toAbsolutePath();
     private final Path clusterDir = out.resolve("cluster");
     private final String clusterScript = requiredProp("chaos.clusterScript");
+    private final String ensembleScript = Paths.get(clusterScript).resolveSibling("ensemble.sh").toString();
+    private final Path ensembleDir = out.resolve("ensemble");
     private final List<String> driverJvmArgs = Arrays.asList(prop("chaos.driverJvmArgs", "").trim().split("\\s+"));
 
     private final long t0 = System.currentTimeMillis();
@@ -94,6 +115,8 @@ public final class Chaos {
     private final List<String> backwards = Collections.synchronizedList(new ArrayList<>());
     private final AtomicLong samples = new AtomicLong();
     private volatile int idsChildren = -1; // -1: ZooKeeper not reachable at the last sample
+    /** Every sample of the group's ids: {millis, children (-1: ZooKeeper not reachable)}. */
+    private final List<long[]> idsTimeline = Collections.synchronizedList(new ArrayList<>());
 
     // Purges: per partition, the [stored, earliest) ranges dropped while the job was stopped.
     private final List<long[]> purged = Collections.synchronizedList(new ArrayList<>());
@@ -113,6 +136,10 @@ public final class Chaos {
         String ownership = "-";
         Boolean ownershipHeld;
         String note = "";
+        long answeredMs = -1; // when ZooKeeper served again (quorum loss)
+        Boolean oneConsumer; // ids/ after a SIGKILL restart
+        String delays = "";
+        long maxDelayMs = -1;
 
         Fault(int number, String kind, long startMs) {
             this.number = number;
@@ -153,19 +180,26 @@ public final class Chaos {
 
     private int run() throws Exception {
         for (String kind : rotation) {
-            if (!Arrays.asList("zk-stop", "zk-sigstop", "broker-stop", "driver-sigkill", "driver-sigterm",
-                    "purge", "checkpoint-recovery").contains(kind)) {
-                throw new IllegalArgumentException("unknown fault '" + kind + "' in chaos.faults; allowed: zk-stop, "
-                        + "zk-sigstop, broker-stop, driver-sigkill, driver-sigterm, purge, checkpoint-recovery");
+            if (!FAULT_KINDS.contains(kind)) {
+                throw new IllegalArgumentException("unknown fault '" + kind + "' in chaos.faults; allowed: "
+                        + String.join(", ", FAULT_KINDS));
             }
+        }
+        if (ensembleFaults && ensembleNodes < 3) {
+            throw new IllegalArgumentException("chaos.ensemble=" + ensembleNodes + ": the faults "
+                    + ENSEMBLE_FAULTS + " need an ensemble of 3 to 7 nodes");
         }
         deleteRecursively(out.toFile());
         Files.createDirectories(out);
         log(String.format(Locale.ROOT, "%s, a fault every %d s from %s, %d records/s over %d partitions, %s",
                 faultCount > 0 ? faultCount + " faults" : minutes + " min", faultEveryMs / 1000, rotation, rate,
-                PARTITIONS, strategy));
-        cluster("start");
+                PARTITIONS, strategy) + (ensembleNodes > 0 ? ", offsets on a ZooKeeper ensemble of "
+                + ensembleNodes : ""));
         try {
+            cluster("start");
+            if (ensembleNodes > 0) {
+                exec("bash", ensembleScript, "start", ensembleDir.toString(), Integer.toString(ensembleNodes));
+            }
             return soak();
         } finally {
             synchronized (driverLock) {
@@ -174,13 +208,17 @@ public final class Chaos {
                     driver.destroyForcibly();
                 }
             }
+            if (ensembleNodes > 0) {
+                exec("bash", ensembleScript, "stop", ensembleDir.toString());
+            }
             cluster("stop");
         }
     }
 
     private int soak() throws Exception {
         ClusterEnv env = ClusterEnv.load(clusterDir.resolve("cluster.env"));
-        zookeeper = env.zookeeper();
+        zookeeper = ensembleNodes > 0 ? ClusterEnv.load(ensembleDir.resolve("ensemble.env")).zookeeper()
+                : env.zookeeper();
         bootstrap = env.bootstrap();
         cluster = new Cluster(zookeeper, bootstrap);
         try {
@@ -250,15 +288,54 @@ public final class Chaos {
     private void inject(Fault fault) throws Exception {
         switch (fault.kind) {
             case "zk-stop":
-                cluster("stop-zk");
-                sleep(outageMs);
-                cluster("start-zk");
+                if (ensembleNodes > 0) {
+                    onNodes("stop-node", allNodes());
+                    sleep(outageMs);
+                    onNodes("start-node", allNodes()); // together: a node serves once a quorum runs
+                } else {
+                    cluster("stop-zk");
+                    sleep(outageMs);
+                    cluster("start-zk");
+                }
+                fault.answeredMs = System.currentTimeMillis();
                 break;
-            case "zk-sigstop": {
-                String pid = new String(Files.readAllBytes(clusterDir.resolve("zk.pid")), StandardCharsets.US_ASCII).trim();
-                exec("kill", "-STOP", pid);
+            case "zk-sigstop":
+                if (ensembleNodes > 0) {
+                    onNodes("freeze", allNodes());
+                    sleep(outageMs);
+                    onNodes("thaw", allNodes());
+                } else {
+                    String pid = new String(Files.readAllBytes(clusterDir.resolve("zk.pid")), StandardCharsets.US_ASCII)
+                            .trim();
+                    exec("kill", "-STOP", pid);
+                    sleep(outageMs);
+                    exec("kill", "-CONT", pid);
+                }
+                fault.answeredMs = System.currentTimeMillis();
+                break;
+            case "zk-rolling-restart":
+                // As an operator restarts an ensemble: one node at a time, each back before the next.
+                for (int node = 1; node <= ensembleNodes; node++) {
+                    onNodes("stop-node", Collections.singletonList(node));
+                    sleep(5_000);
+                    onNodes("start-node", Collections.singletonList(node));
+                    log("ZooKeeper node " + node + " of " + ensembleNodes + " restarted");
+                    sleep(10_000);
+                }
+                break;
+            case "zk-quorum-loss": {
+                // A majority down: the node left up does not serve either.
+                List<Integer> down = new ArrayList<>();
+                for (int node = ensembleNodes / 2 + 1; node <= ensembleNodes; node++) {
+                    down.add(node);
+                }
+                onNodes("stop-node", down);
+                log("ZooKeeper nodes " + down + " of " + ensembleNodes + " stopped: no quorum for "
+                        + outageMs / 1000 + " s");
                 sleep(outageMs);
-                exec("kill", "-CONT", pid);
+                onNodes("start-node", down);
+                fault.answeredMs = System.currentTimeMillis();
+                log("ZooKeeper serves again (quorum back)");
                 break;
             }
             case "broker-stop":
@@ -271,6 +348,7 @@ public final class Chaos {
                 int started = startDriver();
                 fault.instancesStarted.add(started);
                 timeRestart(fault, started, killed);
+                countConsumersAfterRestart(fault, started);
                 break;
             }
             case "driver-sigterm": {
@@ -369,6 +447,60 @@ public final class Chaos {
         fault.instancesStarted.add(startDriver());
     }
 
+    /**
+     * After a same-host SIGKILL restart, {@code ids/} should hold the new instance alone: the dead
+     * driver's node goes in the take-over, not when its session expires. Samples 3 to 8 s after
+     * the new instance's first batch.
+     */
+    private void countConsumersAfterRestart(Fault fault, int started) throws Exception {
+        Long first = eventTimes(started).get("BATCH");
+        if (first == null) {
+            fault.oneConsumer = false;
+            return;
+        }
+        sleepUntil(first + 8_500);
+        List<Long> counts = new ArrayList<>();
+        synchronized (idsTimeline) {
+            for (long[] sample : idsTimeline) {
+                if (sample[0] >= first + 3_000 && sample[0] <= first + 8_000 && sample[1] >= 0) {
+                    counts.add(sample[1]);
+                }
+            }
+        }
+        fault.oneConsumer = !counts.isEmpty() && counts.stream().allMatch(c -> c == 1);
+        fault.ownership = "ids/ 3-8 s after the first batch: " + counts;
+        log("instance " + started + ": " + fault.ownership);
+    }
+
+    private List<Integer> allNodes() {
+        List<Integer> nodes = new ArrayList<>();
+        for (int node = 1; node <= ensembleNodes; node++) {
+            nodes.add(node);
+        }
+        return nodes;
+    }
+
+    /** ensemble.sh COMMAND on each node, all at once; returns when every one has ended. */
+    private void onNodes(String command, List<Integer> nodes) throws Exception {
+        List<Process> running = new ArrayList<>();
+        for (int node : nodes) {
+            running.add(new ProcessBuilder("bash", ensembleScript, command, ensembleDir.toString(),
+                    Integer.toString(node)).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(out.resolve("cluster.log").toFile())).start());
+        }
+        for (int i = 0; i < running.size(); i++) {
+            Process p = running.get(i);
+            if (!p.waitFor(300, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException("ensemble.sh " + command + " " + nodes.get(i) + " did not end in 300 s");
+            }
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException("ensemble.sh " + command + " " + nodes.get(i) + " failed with "
+                        + p.exitValue() + "; see " + out.resolve("cluster.log"));
+            }
+        }
+    }
+
     /** Restart time: from the kill or stop to the first batch of the new instance. */
     private void timeRestart(Fault fault, int started, long stoppedAt) throws Exception {
         Map<String, String> batch = awaitEvent(started, "BATCH", READY_TIMEOUT_MS);
@@ -413,6 +545,7 @@ public final class Chaos {
                 command.add(arg);
             }
         }
+        command.add("-Doffsetkeeper.log.level=info"); // the engine's waits, sessions and recoveries
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(ChaosJob.class.getName());
@@ -642,6 +775,7 @@ public final class Chaos {
                 } catch (KeeperException | IllegalStateException e) {
                     idsChildren = -1; // ZooKeeper away: nothing to sample
                 }
+                idsTimeline.add(new long[] {System.currentTimeMillis(), idsChildren});
                 Thread.sleep(500);
             }
         } catch (InterruptedException e) {
@@ -754,6 +888,17 @@ public final class Chaos {
             }
         }
         long duplicates = lines - distinct;
+        List<long[]> batches = batchEnds();
+        writeBatchTimeline(batches);
+        for (Fault f : faults) {
+            if (f.kind.startsWith("zk-")) {
+                f.delays = delaySummary(f, batches);
+                Long back = ownershipBack(f);
+                f.ownership = back == null ? (f.answeredMs < 0 ? "-" : "ownership not back in 60 s")
+                        : String.format(Locale.ROOT, "ownership back %.1f s after ZooKeeper answered", back / 1000.0);
+            }
+        }
+        SessionVersions versions = sessionVersions();
         long deferredCommits = 0;
         for (int n = 1; n <= instance; n++) {
             for (String line : readLines(eventsFile(n))) {
@@ -773,6 +918,9 @@ public final class Chaos {
             t.append(String.format(Locale.ROOT, "%-3d %-20s %6.0fs %9s %6d %-36s %-11s %s%n", f.number, f.kind,
                     (f.startMs - t0) / 1000.0, f.instancesStarted.isEmpty() ? "-" : f.instancesStarted.toString(),
                     f.unexpectedExits, f.restart, f.lost, (f.ownership.equals("-") ? "" : f.ownership + " ") + f.note));
+            if (!f.delays.isEmpty()) {
+                t.append("    batch delay (end - batch time): ").append(f.delays).append('\n');
+            }
         }
         t.append(String.format(Locale.ROOT, "records produced (acknowledged)   %,d (send errors %d)%n", acked.get(),
                 sendErrors.get()));
@@ -789,6 +937,8 @@ public final class Chaos {
         t.append(String.format(Locale.ROOT, "commits deferred (ZooKeeper away) %,d%n", deferredCommits));
         t.append(String.format(Locale.ROOT, "unexpected driver exits           %d %s%n", unexpectedExits.size(),
                 unexpectedExits.isEmpty() ? "" : unexpectedExits));
+        t.append(String.format(Locale.ROOT, "ZooKeeper sessions of the job     %d; server versions told %s; assumed %d; "
+                + "kept from an earlier session %d%n", versions.sessions, versions.told, versions.assumed, versions.kept));
 
         List<String> failed = new ArrayList<>();
         check(t, failed, true, aborted == null, "the soak ran to its end" + (aborted == null ? "" : ": " + aborted));
@@ -813,10 +963,33 @@ public final class Chaos {
                         + ": processing again within 10 s of the dead session expiring (" + f.restartMs / 1000.0
                         + " s <= " + limit / 1000 + " s)");
             }
+            if (f.kind.equals("driver-sigkill") && f.oneConsumer != null) {
+                check(t, failed, strict, f.oneConsumer, "fault " + f.number
+                        + ": ids/ holds one consumer 3-8 s after the restarted instance's first batch");
+            }
+            if (f.kind.startsWith("zk-")) {
+                boolean hard = ENSEMBLE_FAULTS.contains(f.kind) || strict;
+                long limit = ZOOKEEPER_TIMEOUT_MS + DELAY_MARGIN_MS;
+                check(t, failed, hard, f.maxDelayMs >= 0 && f.maxDelayMs <= limit, String.format(Locale.ROOT,
+                        "fault %d: no batch delayed more than one ZooKeeper timeout + %d s (worst %.1f s <= %d s)",
+                        f.number, DELAY_MARGIN_MS / 1000, f.maxDelayMs / 1000.0, limit / 1000));
+                if (f.answeredMs >= 0) {
+                    Long back = ownershipBack(f);
+                    check(t, failed, hard, back != null && back <= OWNERSHIP_BACK_MS, "fault " + f.number
+                            + ": ownership back within " + OWNERSHIP_BACK_MS / 1000 + " s of ZooKeeper answering ("
+                            + (back == null ? "not in 60 s" : back / 1000.0 + " s") + ")");
+                }
+            }
             if (f.kind.equals("checkpoint-recovery")) {
                 check(t, failed, strict, Boolean.TRUE.equals(f.ownershipHeld), "fault " + f.number
                         + ": the checkpoint-recovered instance holds ownership");
             }
+        }
+        if (faults.stream().anyMatch(f -> f.kind.startsWith("zk-"))) {
+            check(t, failed, ensembleFaults || strict, versions.sessions > 0 && versions.told.size() == 1
+                    && !versions.told.contains("unknown") && versions.assumed == 0,
+                    "every ZooKeeper session of the job told one server version " + versions.told
+                    + ", none assumed, across the ZooKeeper faults");
         }
         System.out.print(t);
         Files.write(out.resolve("table.txt"), t.toString().getBytes(StandardCharsets.UTF_8));
@@ -826,6 +999,145 @@ public final class Chaos {
         }
         log("FAILED: " + failed);
         return 1;
+    }
+
+    /** Every batch that ended with records or a deferred commit: {batch time, end, instance}. */
+    private List<long[]> batchEnds() throws IOException {
+        List<long[]> batches = new ArrayList<>();
+        for (int n = 1; n <= instance; n++) {
+            for (String line : readLines(eventsFile(n))) {
+                String[] parts = line.split(" ");
+                if (line.endsWith("<torn>") || parts.length < 3
+                        || !(parts[1].equals("BATCH") || parts[1].equals("COMMIT_DEFERRED"))) {
+                    continue;
+                }
+                for (String kv : parts) {
+                    if (kv.startsWith("batch=")) {
+                        batches.add(new long[] {Long.parseLong(kv.substring("batch=".length())),
+                            Long.parseLong(parts[0]), n});
+                    }
+                }
+            }
+        }
+        batches.sort((a, b) -> Long.compare(a[0], b[0]));
+        return batches;
+    }
+
+    /** build/chaos.../batches.txt: each batch's time, delay and instance, and the faults between. */
+    private void writeBatchTimeline(List<long[]> batches) throws IOException {
+        StringBuilder text = new StringBuilder("# batch time (s from start)  delay (s)  instance  [event]\n");
+        int nextFault = 0;
+        for (long[] b : batches) {
+            while (nextFault < faults.size() && faults.get(nextFault).startMs <= b[0]) {
+                Fault f = faults.get(nextFault++);
+                text.append(String.format(Locale.ROOT, "%8.1f  fault %d %s (%.1f s)%n", (f.startMs - t0) / 1000.0,
+                        f.number, f.kind, (f.endMs - f.startMs) / 1000.0));
+            }
+            text.append(String.format(Locale.ROOT, "%8.1f  %6.2f  %d%n", (b[0] - t0) / 1000.0, (b[1] - b[0]) / 1000.0,
+                    b[2]));
+        }
+        Files.write(out.resolve("batches.txt"), text.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Batch delays around a fault: the median of the 30 s before it, the worst of those from its
+     * start to 30 s after its end, the median of the 30 s after that. Sets the fault's worst.
+     */
+    private String delaySummary(Fault f, List<long[]> batches) {
+        List<Long> before = new ArrayList<>();
+        List<Long> during = new ArrayList<>();
+        List<Long> after = new ArrayList<>();
+        for (long[] b : batches) {
+            long delay = b[1] - b[0];
+            if (b[0] >= f.startMs - 30_000 && b[0] < f.startMs) {
+                before.add(delay);
+            } else if (b[0] >= f.startMs && b[0] < f.endMs + 30_000) {
+                during.add(delay);
+            } else if (b[0] >= f.endMs + 30_000 && b[0] < f.endMs + 60_000) {
+                after.add(delay);
+            }
+        }
+        f.maxDelayMs = during.isEmpty() ? -1 : Collections.max(during);
+        long late = during.stream().filter(d -> d > 3_000).count();
+        return String.format(Locale.ROOT, "median %s in the 30 s before; worst %s of %d batches from the start to "
+                + "30 s after the end (%d over 3 s); median %s in the 30 s after that", seconds(median(before)),
+                seconds(f.maxDelayMs), during.size(), late, seconds(median(after)));
+    }
+
+    private static long median(List<Long> values) {
+        if (values.isEmpty()) {
+            return -1;
+        }
+        List<Long> sorted = new ArrayList<>(values);
+        Collections.sort(sorted);
+        return sorted.get(sorted.size() / 2);
+    }
+
+    private static String seconds(long millis) {
+        return millis < 0 ? "-" : String.format(Locale.ROOT, "%.2f s", millis / 1000.0);
+    }
+
+    /**
+     * Milliseconds from ZooKeeper answering again to the group's ids/ holding its consumer for
+     * good (the first sample after the last empty one within 60 s); 0 when it never went empty,
+     * null when it did not come back or nothing could be sampled.
+     */
+    private Long ownershipBack(Fault f) {
+        if (f.answeredMs < 0) {
+            return null;
+        }
+        List<long[]> window = new ArrayList<>();
+        synchronized (idsTimeline) {
+            for (long[] sample : idsTimeline) {
+                if (sample[0] >= f.answeredMs && sample[0] <= f.answeredMs + 60_000 && sample[1] >= 0) {
+                    window.add(sample);
+                }
+            }
+        }
+        if (window.isEmpty()) {
+            return null;
+        }
+        int lastEmpty = -1;
+        for (int i = 0; i < window.size(); i++) {
+            if (window.get(i)[1] == 0) {
+                lastEmpty = i;
+            }
+        }
+        if (lastEmpty == window.size() - 1) {
+            return null;
+        }
+        return lastEmpty < 0 ? 0L : window.get(lastEmpty + 1)[0] - f.answeredMs;
+    }
+
+    /** What the drivers' logs say of their ZooKeeper sessions' server versions. */
+    private static final class SessionVersions {
+        int sessions;
+        int assumed;
+        int kept;
+        final java.util.SortedSet<String> told = new java.util.TreeSet<>();
+    }
+
+    private SessionVersions sessionVersions() throws IOException {
+        SessionVersions v = new SessionVersions();
+        java.util.regex.Pattern session = java.util.regex.Pattern.compile("ZooKeeper session 0x\\w+ at \\S+: server "
+                + "version ([^,]+),");
+        for (int n = 1; n <= instance; n++) {
+            Path log = out.resolve("driver-" + n + ".log");
+            for (String line : readLines(log)) {
+                java.util.regex.Matcher m = session.matcher(line);
+                if (m.find()) {
+                    v.sessions++;
+                    v.told.add(m.group(1));
+                }
+                if (line.contains("told its version") && line.contains("assuming")) {
+                    v.assumed++;
+                }
+                if (line.contains("told its version") && line.contains("keeping")) {
+                    v.kept++;
+                }
+            }
+        }
+        return v;
     }
 
     private static void check(StringBuilder t, List<String> failed, boolean hard, boolean ok, String what) {

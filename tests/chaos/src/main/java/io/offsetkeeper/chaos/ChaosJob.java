@@ -36,7 +36,8 @@ import org.apache.spark.streaming.kafka010.OffsetRange;
  *
  * <p>Each batch appends its records' {@code partition offset} lines to the sink file, then
  * commits (at-least-once). Events go to the events file as {@code millis NAME detail} lines,
- * for the supervisor to time restarts and check the load report.
+ * for the supervisor to time restarts and batch delays (a batch's {@code batch=} is its Spark
+ * batch time) and check the load report.
  *
  * <pre>
  * ChaosJob ZOOKEEPER BOOTSTRAP TOPIC GROUP SINK EVENTS assign|subscribe [CHECKPOINT_DIR]
@@ -127,15 +128,16 @@ public final class ChaosJob {
                 : ConsumerStrategies.<String, String>Subscribe(topics, kafkaParams, offsets);
         JavaInputDStream<ConsumerRecord<String, String>> stream = KafkaUtils.createDirectStream(
                 ssc, LocationStrategies.PreferConsistent(), strategy);
-        stream.foreachRDD(rdd -> {
+        stream.foreachRDD((rdd, time) -> {
             OffsetRange[] ranges = ((HasOffsetRanges) rdd.rdd()).offsetRanges();
             List<String> processed = rdd.map(r -> r.partition() + " " + r.offset() + "\n").collect();
             writeSink(processed);
             CommitResult result = keeper.commit(SparkOffsets.untilOffsets(ranges));
             if (result.deferred()) {
-                event("COMMIT_DEFERRED", "pending=" + result.pending() + " behindMs=" + result.behind().toMillis());
+                event("COMMIT_DEFERRED", "pending=" + result.pending() + " behindMs=" + result.behind().toMillis()
+                        + " batch=" + time.milliseconds());
             } else if (!processed.isEmpty()) {
-                event("BATCH", "records=" + processed.size());
+                event("BATCH", "records=" + processed.size() + " batch=" + time.milliseconds());
             }
         });
         return ssc;
