@@ -121,8 +121,9 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_open<'local>(
         .resolve::<ThrowJavaException>()
 }
 
-/// Checks a configuration as `open` reads it, without opening anything: the engine's
-/// description of it, and both sets of pairs as they may be shown (`NativeCheckedConfig`).
+/// Checks a configuration and the group name as `open` and the calls read them, without opening
+/// anything: the engine's description of it, and both sets of pairs as they may be shown
+/// (`NativeCheckedConfig`).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_offsetkeeper_NativeBridge_checkConfig<'local>(
     mut unowned: EnvUnowned<'local>,
@@ -131,11 +132,13 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_checkConfig<'local>(
     values: JObjectArray<'local, JString<'local>>,
     kafka_keys: JObjectArray<'local, JString<'local>>,
     kafka_values: JObjectArray<'local, JString<'local>>,
+    group: JString<'local>,
     gssapi: JObject<'local>,
 ) -> JObject<'local> {
     unowned
         .with_env(|env| -> Result<JObject<'local>> {
             init(env);
+            offsetkeeper::names::check_name("group", &string(env, &group, "group")?)?;
             let (config, settings, kafka) =
                 config(env, &keys, &values, &kafka_keys, &kafka_values)?;
             let config = with_gssapi(env, config, &gssapi)?;

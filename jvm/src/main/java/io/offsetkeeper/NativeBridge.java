@@ -38,15 +38,17 @@ final class NativeBridge {
             String[] kafkaValues, GssapiClients gssapi);
 
     /**
-     * Checks a configuration as {@link #open} reads it, without opening anything.
+     * Checks a configuration as {@link #open} reads it, and the group name as the calls read it,
+     * without opening anything.
      *
+     * @param group the keeper's group, refused here when Kafka would refuse it
      * @param gssapi as for {@link #open}; not called here
      * @return the configuration as the engine read it, and both sets of pairs as they may be
      *     shown: {@code {key=value, ...}} in the arrays' order, {@code ****} for the value of a
      *     secret key
      */
     static native NativeCheckedConfig checkConfig(String[] keys, String[] values,
-            String[] kafkaKeys, String[] kafkaValues, GssapiClients gssapi);
+            String[] kafkaKeys, String[] kafkaValues, String group, GssapiClients gssapi);
 
     /** Frees the engine. Calling it with 0 does nothing. */
     static native void close(long handle);

@@ -840,7 +840,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             // Nothing logs in here: the logins are counted, then released.
             try (GssapiClients logins = Kerberos.configure(engineSettings, engineKafka)) {
                 checked = NativeBridge.checkConfig(keys(engineSettings), values(engineSettings),
-                        keys(engineKafka), values(engineKafka), logins);
+                        keys(engineKafka), values(engineKafka), group, logins);
             }
             String shown = "OffsetKeeper{group=" + group + ", settings=" + checked.shownSettings
                     + ", kafkaParams=" + checked.shownKafkaParams + "}";

@@ -106,7 +106,7 @@ public class ConfigPathTest {
             String javaConfiguration = NativeBridge.checkConfig(
                     properties.keySet().toArray(new String[0]),
                     properties.values().toArray(new String[0]), new String[0],
-                    new String[0], null).description;
+                    new String[0], group, null).description;
             assertEquals(cliConfiguration, javaConfiguration);
             assertTrue(javaConfiguration, javaConfiguration.contains("on_missing: Latest"));
             assertTrue(javaConfiguration, javaConfiguration.contains("fencing: false"));

@@ -35,14 +35,17 @@ class SparkOffsetKeeperTest {
       assertEquals(Map(p0 -> 7L, p1 -> 0L), keeper.load(List(topic)))
       assertEquals(List(3L, 0L), keeper.lag(Set(topic)).map(_.lag))
       assertEquals(0L, keeper.commit(Array.empty[OffsetRange]).written)
+      // A job that keeps its positions in a Scala map commits it as it is.
+      assertEquals(1L, keeper.commit(Map(p0 -> 8L)).written)
+      assertEquals("8", TestCluster.readOffset(group, topic, 0))
 
       val copy = SerializationTest.roundTrip(keeper)
       try {
         // A copy is an instance of its own: it reads while the original owns the group, and
         // loads once the original closed.
-        assertEquals(List(3L, 0L), copy.lag(Set(topic)).map(_.lag))
+        assertEquals(List(2L, 0L), copy.lag(Set(topic)).map(_.lag))
         keeper.close()
-        assertEquals(Map(p0 -> 7L, p1 -> 0L), copy.load(Seq(topic)))
+        assertEquals(Map(p0 -> 8L, p1 -> 0L), copy.load(Seq(topic)))
       } finally copy.close()
     } finally keeper.close()
     assertThrows(classOf[IllegalStateException], () => keeper.load(Seq(topic)))

@@ -52,6 +52,19 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
   def commit(ranges: Array[OffsetRange]): CommitResult = keeper.commit(SparkOffsets.untilOffsets(ranges))
 
   /**
+   * Commits these offsets (each partition's next offset to read), all or nothing, as
+   * `commit(ranges)` does; for jobs that keep their positions in a map.
+   */
+  def commit(offsets: collection.Map[TopicPartition, Long]): CommitResult = {
+    if (offsets == null) keeper.commit(null: java.util.Map[TopicPartition, java.lang.Long])
+    else {
+      val javaOffsets = new java.util.LinkedHashMap[TopicPartition, java.lang.Long](offsets.size * 2)
+      offsets.foreach { case (tp, offset) => javaOffsets.put(tp, offset) }
+      keeper.commit(javaOffsets)
+    }
+  }
+
+  /**
    * Committed offset, range and lag of every partition of the topics; the lag is the engine's,
    * as for Java and the CLI: log end minus committed, null when nothing usable is committed.
    */
