@@ -1,14 +1,26 @@
 #!/usr/bin/env python3
-"""The README against the tree and the build: every path its Layout lists exists (and each
-source folder it lists by file names every .rs file in it), each code block marked
-`<!-- readme-check: FILE -->` is, line for line, the part of FILE between its `README: begin` and
-`README: end` comments (FILE is compiled by the build), and the sizes it states of the jars and
-of the native libraries inside match the built jars to the stated precision.
+"""The documentation against the tree and the build. The pages checked are README.md,
+CONTRIBUTING.md and docs/*.md:
 
-  readme_check.py [--root DIR]            both checks (the jars must be built: gradle :jvm:jar :jvm:jar213)
+- Layout: every path the `## Layout` block of CONTRIBUTING.md lists exists (and each source
+  folder it lists by file names every .rs file in it);
+- snippets: each code block marked `<!-- readme-check: FILE -->`, on any page, is, line for line,
+  the part of FILE between its `README: begin` and `README: end` comments (FILE is compiled by
+  the build); the snippets of the examples that have such a region must all be shown somewhere;
+- links: every relative link of a page points at an existing file, and a `#anchor` at a heading
+  of that page (GitHub's anchors: lower case, punctuation dropped, spaces as hyphens);
+- tasks: every `gradle <task>` a page names is defined in build.gradle, gradle/*.gradle or a
+  subproject's build file (`task name`, `task("name"`, `chaosTask('name'`, the compat tasks), or
+  is one of Gradle's own;
+- paths: every repository path in inline backticks that has a slash and a file extension exists
+  (build outputs, home folders, absolute paths and placeholders are skipped);
+- sizes: the sizes stated of the jars and of the native libraries inside match the built jars to
+  the stated precision, on whichever page states them.
+
+  readme_check.py [--root DIR]            every check (the jars must be built: gradle :jvm:jar :jvm:jar213)
   readme_check.py --layout-only           all but the sizes (no build needed)
 
-Each mismatch is printed, naming the README's claim and what the tree or build has; exit 1.
+Each mismatch is printed, naming the page's claim and what the tree or build has; exit 1.
 """
 
 from __future__ import annotations
@@ -24,13 +36,15 @@ SIZE_TOLERANCE = 0.05
 # A file name standing alone (not the end of a path, which the path check below takes).
 FILE_NAME = re.compile(r"(?<![/\w.-])[\w.-]+\.(?:rs|sh|py|java|gradle|toml|scala)\b")
 SUBFOLDER = re.compile(r"(?:^|\s)([\w-]+)/:")
+LAYOUT_PAGE = "CONTRIBUTING.md"
+EXAMPLE_DIRS = ("examples", "rust/core/examples")
 
 
 def layout_block(readme: str) -> list[str]:
-    """The lines of the code block under '## Layout'."""
+    """The lines of the code block under '## Layout' (of CONTRIBUTING.md)."""
     match = re.search(r"^## Layout\n(?:.*\n)*?```\n((?:.*\n)*?)```", readme, re.MULTILINE)
     if not match:
-        raise SystemExit("README: no '## Layout' section with a code block")
+        raise SystemExit(f"{LAYOUT_PAGE}: no '## Layout' section with a code block")
     return match.group(1).splitlines()
 
 
@@ -83,28 +97,145 @@ def layout_problems(root: Path, readme: str) -> list[str]:
     return problems
 
 
-def snippet_problems(root: Path, readme: str) -> list[str]:
+def pages(root: Path) -> dict[str, str]:
+    """The pages checked, by their path relative to root."""
+    found = {}
+    for rel in ["README.md", "CONTRIBUTING.md"] + sorted(
+            p.relative_to(root).as_posix() for p in (root / "docs").glob("*.md")):
+        if (root / rel).is_file():
+            found[rel] = (root / rel).read_text(encoding="utf-8")
+    return found
+
+
+def snippet_problems(root: Path, docs: dict[str, str]) -> list[str]:
     problems = []
-    blocks = re.findall(r"<!-- readme-check: (\S+) -->\n```\w*\n((?:.*\n)*?)```", readme)
-    if not blocks:
-        problems.append("README has no <!-- readme-check: FILE --> code block")
-    for name, block in blocks:
-        source = root / name
-        if not source.is_file():
-            problems.append(f"README's snippet names {name}, which does not exist")
-            continue
-        text = source.read_text(encoding="utf-8")
-        region = re.search(r"README: begin\n((?:.*\n)*?).*README: end", text)
-        if not region:
-            problems.append(f"{name} has no 'README: begin' ... 'README: end' region")
-            continue
-        shown = [line.strip() for line in block.splitlines()]
-        compiled = [line.strip() for line in region.group(1).splitlines()]
-        if shown != compiled:
-            first = next((i for i, (a, b) in enumerate(zip(shown, compiled)) if a != b),
-                         min(len(shown), len(compiled)))
-            problems.append(f"README's snippet of {name} differs from the file at snippet line {first + 1}: "
-                            f"{(shown + [''])[first]!r} vs {(compiled + [''])[first]!r}")
+    shown_files = set()
+    for page, text in docs.items():
+        for name, block in re.findall(r"<!-- readme-check: (\S+) -->\n```\w*\n((?:.*\n)*?)```", text):
+            shown_files.add(name)
+            source = root / name
+            if not source.is_file():
+                problems.append(f"{page}'s snippet names {name}, which does not exist")
+                continue
+            region = re.search(r"README: begin\n((?:.*\n)*?).*README: end", source.read_text(encoding="utf-8"))
+            if not region:
+                problems.append(f"{name} has no 'README: begin' ... 'README: end' region")
+                continue
+            shown = [line.strip() for line in block.splitlines()]
+            compiled = [line.strip() for line in region.group(1).splitlines()]
+            if shown != compiled:
+                first = next((i for i, (a, b) in enumerate(zip(shown, compiled)) if a != b),
+                             min(len(shown), len(compiled)))
+                problems.append(f"{page}'s snippet of {name} differs from the file at snippet line {first + 1}: "
+                                f"{(shown + [''])[first]!r} vs {(compiled + [''])[first]!r}")
+    if not shown_files:
+        problems.append("no page has a <!-- readme-check: FILE --> code block")
+    # A compiled example with a README region that no page shows any more has lost its snippet.
+    for folder in EXAMPLE_DIRS:
+        for source in sorted((root / folder).rglob("*")):
+            if source.is_file() and "README: begin" in source.read_text(encoding="utf-8", errors="replace"):
+                rel = source.relative_to(root).as_posix()
+                if rel not in shown_files:
+                    problems.append(f"{rel} has a README region, but no page shows it (<!-- readme-check: {rel} -->)")
+    return problems
+
+
+def prose(text: str) -> str:
+    """The page without its fenced code blocks (links and inline code are read from prose only)."""
+    return re.sub(r"^```.*?^```[^\n]*$", "", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings."""
+    found = set()
+    counts: dict[str, int] = {}
+    for heading in re.findall(r"^#{1,6}\s+(.*?)\s*#*\s*$", prose(text), re.MULTILINE):
+        plain = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link's text only
+        slug = re.sub(r"[^\w\- ]", "", plain.lower().replace("`", "")).replace(" ", "-")
+        n = counts.get(slug, 0)
+        counts[slug] = n + 1
+        found.add(slug if n == 0 else f"{slug}-{n}")
+    return found
+
+
+def link_problems(root: Path, docs: dict[str, str]) -> list[str]:
+    problems = []
+    for page, text in docs.items():
+        base = (root / page).parent
+        for target in re.findall(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)", prose(text)):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto:, ...
+                continue
+            path, _, anchor = target.partition("#")
+            file = (base / path).resolve() if path else (root / page).resolve()
+            if not file.exists():
+                problems.append(f"{page} links to {target}, but {path} does not exist")
+                continue
+            if anchor and file.suffix == ".md":
+                if anchor not in anchors(file.read_text(encoding="utf-8")):
+                    problems.append(f"{page} links to {target}, but {file.relative_to(root)} has no heading #{anchor}")
+    return problems
+
+
+GRADLE_OWN_TASKS = {"assemble", "build", "check", "clean", "jar", "javadoc", "test", "tasks",
+                    "publishToMavenLocal", "classes", "compileJava", "dependencies", "help"}
+
+
+def gradle_task_names(root: Path) -> tuple[set[str], list[str]]:
+    """Task names defined in the build files, and the prefixes of names built at run time."""
+    names, prefixes = set(), []
+    files = [root / "build.gradle", *sorted((root / "gradle").glob("*.gradle"))]
+    files += sorted(p for p in root.glob("*/**/*.gradle")
+                    if not any(part in ("build", "vendor", "consumers", "gradle") for part in p.relative_to(root).parts[:-1])
+                    or p.parent == root / "gradle")
+    for file in files:
+        text = file.read_text(encoding="utf-8")
+        names |= set(re.findall(r"^\s*(?:def \w+ = )?task\s+(\w+)", text, re.MULTILINE))
+        names |= set(re.findall(r"""\b(?:task|chaosTask|auditTask)\(\s*['"](\w+)['"]""", text))
+        for quoted in re.findall(r"""\btask\(\s*"([^"]+)\"""", text):
+            prefix = quoted.split("$")[0]
+            if "$" in quoted and prefix:
+                prefixes.append(prefix)
+        # The compat tasks: [name: 'compat', ...] entries turned into tasks by task(spec.name).
+        names |= set(re.findall(r"\[name: '(\w+)'", text))
+        if re.search(r"task\(\"\$\{spec\.name\}Start\"\)", text):
+            names |= {n + "Start" for n in re.findall(r"\[name: '(\w+)'", text)}
+    return names, prefixes
+
+
+def task_problems(root: Path, docs: dict[str, str]) -> list[str]:
+    problems = []
+    names, prefixes = gradle_task_names(root)
+    known = names | GRADLE_OWN_TASKS
+    for page, text in docs.items():
+        for command in re.findall(r"\bgradle((?:[^\S\n]+(?:-[^\s`]+|:?[\w:]+)(?=[\s`]|$))+)", text):
+            for word in command.split():
+                if word.startswith("-"):
+                    continue
+                task = word.rsplit(":", 1)[-1]
+                if not task or task in known or any(task.startswith(p) for p in prefixes):
+                    continue
+                problems.append(f"{page} names `gradle {word}`, but no build file defines a task {task}")
+    return problems
+
+
+# Paths that are not the repository's: build outputs, paths inside the jar, home folders,
+# absolute paths, placeholders.
+NOT_IN_TREE = re.compile(r"^(?:build/|target/|native/|META-INF/|~|/|\.\.\.|\$)|[<>*{}$]|\.\.\.")
+
+
+def path_problems(root: Path, docs: dict[str, str]) -> list[str]:
+    problems = []
+    for page, text in docs.items():
+        for span in re.findall(r"`([^`\n]+)`", prose(text)):
+            for word in span.split():
+                word = word.rstrip(".,;:)")
+                if "/" not in word or NOT_IN_TREE.search(word) or "://" in word:
+                    continue
+                if not re.fullmatch(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w*", word):
+                    continue
+                base = (root / page).parent
+                if not (root / word).exists() and not (base / word).exists():
+                    problems.append(f"{page} names `{word}`, which does not exist")
     return problems
 
 
@@ -114,14 +245,15 @@ def off(stated_mb: float, size: int) -> bool:
     return abs(size / MB - stated_mb) > SIZE_TOLERANCE * stated_mb
 
 
-def stated(readme: str, pattern: str, what: str) -> float:
-    match = re.search(pattern, readme)
-    if not match:
-        raise LookupError(f"README no longer states {what} as this check reads it ({pattern!r}): update tests/readme/readme_check.py with it")
-    return float(match.group(1))
+def stated(docs: dict[str, str], pattern: str, what: str) -> float:
+    for text in docs.values():
+        match = re.search(pattern, text)
+        if match:
+            return float(match.group(1))
+    raise LookupError(f"no page states {what} as this check reads it ({pattern!r}): update tests/readme/readme_check.py with it")
 
 
-def size_problems(root: Path, readme: str) -> list[str]:
+def size_problems(root: Path, docs: dict[str, str]) -> list[str]:
     problems = []
     version = re.search(r'^\[workspace\.package\]\n(?:.*\n)*?version\s*=\s*"([^"]+)"',
                         (root / "Cargo.toml").read_text(), re.MULTILINE)
@@ -129,8 +261,8 @@ def size_problems(root: Path, readme: str) -> list[str]:
         return ["Cargo.toml: no [workspace.package] version"]
     jars = [root / f"jvm/build/libs/offsetkeeper_{scala}-{version.group(1)}.jar" for scala in ("2.12", "2.13")]
     try:
-        jar_mb = stated(readme, r"jars into `jvm/build/libs/` \(([\d.]+) MB each\)", "the jars' size")
-        libs = {platform: stated(readme, rf"`native/{platform}/liboffsetkeeper_jni\.so` \(([\d.]+) MB\)",
+        jar_mb = stated(docs, r"jars into `jvm/build/libs/` \(([\d.]+) MB each\)", "the jars' size")
+        libs = {platform: stated(docs, rf"`native/{platform}/liboffsetkeeper_jni\.so` \(([\d.]+) MB\)",
                                  f"the {platform} library's size")
                 for platform in ("linux-x86_64", "linux-aarch64")}
     except LookupError as err:
@@ -141,7 +273,7 @@ def size_problems(root: Path, readme: str) -> list[str]:
             continue
         actual = round(jar.stat().st_size / MB, 1)
         if off(jar_mb, jar.stat().st_size):
-            problems.append(f"README says the jars are {jar_mb} MB; {jar.name} is {actual} MB ({jar.stat().st_size} bytes)")
+            problems.append(f"the docs say the jars are {jar_mb} MB; {jar.name} is {actual} MB ({jar.stat().st_size} bytes)")
         with zipfile.ZipFile(jar) as z:
             for platform, mb in libs.items():
                 name = f"native/{platform}/liboffsetkeeper_jni.so"
@@ -151,7 +283,7 @@ def size_problems(root: Path, readme: str) -> list[str]:
                     problems.append(f"{jar.name} has no {name}")
                     continue
                 if off(mb, size):
-                    problems.append(f"README says {name} is {mb} MB; in {jar.name} it is {round(size / MB, 1)} MB ({size} bytes)")
+                    problems.append(f"the docs say {name} is {mb} MB; in {jar.name} it is {round(size / MB, 1)} MB ({size} bytes)")
     return problems
 
 
@@ -160,15 +292,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
     parser.add_argument("--layout-only", action="store_true")
     args = parser.parse_args(argv)
-    readme = (args.root / "README.md").read_text(encoding="utf-8")
-    problems = layout_problems(args.root, readme) + snippet_problems(args.root, readme)
+    root = args.root.resolve()
+    docs = pages(root)
+    problems = layout_problems(root, docs.get(LAYOUT_PAGE, ""))
+    problems += snippet_problems(root, docs) + link_problems(root, docs)
+    problems += task_problems(root, docs) + path_problems(root, docs)
     if not args.layout_only:
-        problems += size_problems(args.root, readme)
+        problems += size_problems(root, docs)
     for problem in problems:
-        print(f"readme check: {problem}", file=sys.stderr)
+        print(f"docs check: {problem}", file=sys.stderr)
     if problems:
         return 1
-    print("readme check: Layout paths, snippets" + ("" if args.layout_only else " and sizes") + " match")
+    print(f"docs check: {len(docs)} pages: Layout paths, snippets, links, gradle tasks, paths"
+          + ("" if args.layout_only else " and sizes") + " match")
     return 0
 
 

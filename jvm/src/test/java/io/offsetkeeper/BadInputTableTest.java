@@ -32,7 +32,7 @@ import org.junit.Test;
  * operator CLI and the contents of znodes. Each case states where the input enters, the input,
  * the outcome (exception class, CLI exit status, or load decision) and a fragment of the
  * message; each proves that nothing was written, by comparing the group's znodes before and
- * after. The README's "Errors" table is rendered from the same cases and must match them.
+ * after. The bad-input table of docs/errors.md is rendered from the same cases and must match them.
  */
 public class BadInputTableTest {
     private static final String README_BEGIN = "<!-- bad-input-table:begin -->";
@@ -469,7 +469,7 @@ public class BadInputTableTest {
         }
     }
 
-    /** The README's table, rendered from the cases: regenerated with -Doffsetkeeper.updateReadme. */
+    /** docs/errors.md's table, rendered from the cases: regenerated with -Doffsetkeeper.updateReadme. */
     private void checkReadme() throws Exception {
         StringBuilder table = new StringBuilder();
         table.append("| # | where | bad input | outcome | message names |\n");
@@ -488,7 +488,7 @@ public class BadInputTableTest {
         String text = new String(Files.readAllBytes(readme), StandardCharsets.UTF_8);
         int begin = text.indexOf(README_BEGIN);
         int end = text.indexOf(README_END);
-        assertTrue("README has no " + README_BEGIN + " ... " + README_END + " section",
+        assertTrue(readme + " has no " + README_BEGIN + " ... " + README_END + " section",
                 begin >= 0 && end > begin);
         String current = text.substring(begin + README_BEGIN.length(), end).trim() + "\n";
         String wanted = table.toString();
@@ -497,7 +497,7 @@ public class BadInputTableTest {
                     + text.substring(end)).getBytes(StandardCharsets.UTF_8));
             return;
         }
-        assertEquals("README's bad-input table differs from the test's cases; run "
+        assertEquals(readme + "'s bad-input table differs from the test's cases; run "
                 + "`gradle :jvm:test -Dtest.single=BadInputTableTest -PupdateReadme` "
                 + "or paste this table", wanted, current);
     }
