@@ -57,7 +57,7 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "HOST:PORT[,...][/CHROOT]")]
     pub zookeeper: Option<String>,
 
-    /// Kafka brokers (or bootstrap.servers in --command-config); describe, reset and migrate need them
+    /// Kafka brokers (or bootstrap.servers in --command-config); describe, reset, migrate and delete --stale need them
     #[arg(long, global = true, value_name = "HOST:PORT[,...]")]
     pub bootstrap_servers: Option<String>,
 
@@ -73,9 +73,9 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "PATH")]
     pub base_path: Option<String>,
 
-    /// Bound on each ZooKeeper request (default 10000) and, when given, the deadline of each
-    /// Kafka operation (else default.api.timeout.ms of --command-config, else 60000), in
-    /// milliseconds
+    /// One deadline for all the ZooKeeper work of the command (default 10000) and, when given, the
+    /// deadline of each Kafka operation (else default.api.timeout.ms of --command-config, else
+    /// 60000), in milliseconds
     #[arg(long, global = true, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
     pub timeout: Option<u64>,
@@ -433,6 +433,41 @@ mod tests {
     #[test]
     fn the_command_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// docs/cli-reference.md is the help that clap renders from these definitions, so that it
+    /// cannot go stale; `OFFSETKEEPER_UPDATE_DOCS=1 cargo test -p offsetkeeper-cli` rewrites it.
+    #[test]
+    fn the_cli_reference_page_is_the_rendered_help() {
+        let mut command = Cli::command();
+        command.build();
+        let mut page = String::from(
+            "# CLI reference\n\n<!-- Generated from rust/cli/src/args.rs: OFFSETKEEPER_UPDATE_DOCS=1 cargo test -p offsetkeeper-cli rewrites this page. -->\n\nWhat `offsetkeeper --help` and `offsetkeeper <command> --help` print. The guide to the\ncommands is [cli.md](cli.md).\n",
+        );
+        let mut section = |title: &str, help: String| {
+            page.push_str(&format!("\n## {title}\n\n```text\n{}\n```\n", help.trim_end()));
+        };
+        section("offsetkeeper", command.render_long_help().to_string());
+        let names: Vec<String> = command
+            .get_subcommands()
+            .filter(|sub| sub.get_name() != "help")
+            .map(|sub| sub.get_name().to_string())
+            .collect();
+        for name in names {
+            let sub = command
+                .find_subcommand_mut(&name)
+                .expect("a subcommand listed a moment ago");
+            section(&format!("offsetkeeper {name}"), sub.render_long_help().to_string());
+        }
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli-reference.md");
+        if std::env::var_os("OFFSETKEEPER_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &page).expect("docs/cli-reference.md is writable");
+        }
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            current == page,
+            "docs/cli-reference.md differs from the CLI's help; run OFFSETKEEPER_UPDATE_DOCS=1 cargo test -p offsetkeeper-cli the_cli_reference_page"
+        );
     }
 
     #[test]

@@ -462,6 +462,77 @@ mod tests {
         with(extra).unwrap_err().to_string()
     }
 
+    /// docs/configuration.md shows [`KEYS`] as rendered here, so that the page cannot go
+    /// stale (`OFFSETKEEPER_UPDATE_DOCS=1 cargo test -p offsetkeeper the_docs` rewrites it),
+    /// and every `offsetkeeper.*` or `zookeeper.*` key that a page names exists.
+    #[test]
+    fn the_docs_show_the_keys_that_exist() {
+        const BEGIN: &str = "<!-- keeper-keys:begin: generated from rust/core/src/config.rs KEYS -->";
+        const END: &str = "<!-- keeper-keys:end -->";
+        // Named in the docs, and not keys: logger names, JVM system properties, server settings.
+        const NOT_KEYS: [&str; 5] = [
+            "offsetkeeper.keeper",
+            "offsetkeeper.spark.progress",
+            "offsetkeeper.native.library",
+            "zookeeper.commitLogCount",
+            "zookeeper.kerberos.minReLoginTimeMs",
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let configuration = root.join("docs/configuration.md");
+        let mut table = String::from("| key | allowed (default) |\n|---|---|\n");
+        for (key, allowed) in KEYS {
+            table.push_str(&format!("| `{key}` | {allowed} |\n"));
+        }
+        let text = std::fs::read_to_string(&configuration).expect("docs/configuration.md");
+        let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
+            panic!("docs/configuration.md has no {BEGIN} ... {END} region");
+        };
+        let wanted = format!("{}{BEGIN}\n{table}{}", &text[..begin], &text[end..]);
+        if std::env::var_os("OFFSETKEEPER_UPDATE_DOCS").is_some() {
+            std::fs::write(&configuration, &wanted).expect("docs/configuration.md is writable");
+        } else {
+            assert!(
+                text == wanted,
+                "docs/configuration.md's keys table differs from KEYS; run OFFSETKEEPER_UPDATE_DOCS=1 cargo test -p offsetkeeper the_docs"
+            );
+        }
+
+        let known: Vec<&str> = KEYS
+            .iter()
+            .map(|(key, _)| *key)
+            .chain(crate::zookeeper::security::KEYS.split(", "))
+            .chain([ZOOKEEPER_CONNECT])
+            .chain(NOT_KEYS)
+            .collect();
+        let mut pages = vec![root.join("README.md"), root.join("CONTRIBUTING.md")];
+        for entry in std::fs::read_dir(root.join("docs")).expect("docs/") {
+            let path = entry.expect("a docs/ entry").path();
+            if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+        let mut unknown = Vec::new();
+        for page in pages {
+            let text = std::fs::read_to_string(&page).expect("a docs page");
+            for (i, _) in text.match_indices('`') {
+                let rest = &text[i + 1..];
+                if !(rest.starts_with("offsetkeeper.") || rest.starts_with("zookeeper.")) {
+                    continue;
+                }
+                let name: &str = rest
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-'))
+                    .next()
+                    .unwrap_or_default();
+                // `offsetkeeper.*`, `zookeeper.ssl.*`: a family, not a key.
+                let family = rest[name.len()..].starts_with('*') || name.ends_with('.');
+                if !family && !known.contains(&name) {
+                    unknown.push(format!("{}: {name}", page.display()));
+                }
+            }
+        }
+        assert!(unknown.is_empty(), "keys the docs name that do not exist: {unknown:?}");
+    }
+
     #[test]
     fn the_keys_table_shows_the_defaults_and_limits() {
         use defaults::*;

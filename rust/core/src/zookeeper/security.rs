@@ -35,8 +35,8 @@ const JAVA_KERBEROS_KEYS: &[&str] = &[
     "zookeeper.server.realm",
 ];
 
-/// The keys understood, for messages.
-const KEYS: &str = "zookeeper.server.version, zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password, zookeeper.sasl.client, zookeeper.sasl.clientconfig, zookeeper.sasl.client.username, zookeeper.sasl.client.canonicalize.hostname, zookeeper.server.principal, zookeeper.server.realm, zookeeper.ssl.client.enable, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.type, zookeeper.ssl.truststore.password, zookeeper.ssl.truststore.certificates, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.type, zookeeper.ssl.keystore.password, zookeeper.ssl.keystore.certificate.chain, zookeeper.ssl.keystore.key, zookeeper.ssl.endpoint.identification.algorithm";
+/// The keys understood, for messages (and the docs check).
+pub const KEYS: &str = "zookeeper.server.version, zookeeper.auth, zookeeper.acl, zookeeper.sasl.mechanism, zookeeper.sasl.username, zookeeper.sasl.password, zookeeper.sasl.client, zookeeper.sasl.clientconfig, zookeeper.sasl.client.username, zookeeper.sasl.client.canonicalize.hostname, zookeeper.server.principal, zookeeper.server.realm, zookeeper.ssl.client.enable, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.type, zookeeper.ssl.truststore.password, zookeeper.ssl.truststore.certificates, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.type, zookeeper.ssl.keystore.password, zookeeper.ssl.keystore.certificate.chain, zookeeper.ssl.keystore.key, zookeeper.ssl.endpoint.identification.algorithm";
 
 /// TLS to ZooKeeper: the CA certificates and an optional client identity, as PEM text.
 #[derive(Clone, PartialEq, Eq)]
