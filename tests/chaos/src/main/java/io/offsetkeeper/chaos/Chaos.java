@@ -1120,7 +1120,7 @@ public final class Chaos {
     private SessionVersions sessionVersions() throws IOException {
         SessionVersions v = new SessionVersions();
         java.util.regex.Pattern session = java.util.regex.Pattern.compile("ZooKeeper session 0x\\w+ at \\S+: server "
-                + "version ([^,]+),");
+                + "version (\\d+\\.\\d+\\.\\d+|unknown)");
         for (int n = 1; n <= instance; n++) {
             Path log = out.resolve("driver-" + n + ".log");
             for (String line : readLines(log)) {
