@@ -1041,9 +1041,12 @@ public final class Chaos {
 
     /**
      * Batch delays around a fault: the median of the 30 s before it, the worst of those from its
-     * start to 30 s after its end, the median of the 30 s after that. Sets the fault's worst.
+     * start to 30 s after its end, the median of the 30 s after that (up to the next fault). Sets
+     * the fault's worst.
      */
     private String delaySummary(Fault f, List<long[]> batches) {
+        int index = faults.indexOf(f);
+        long next = index + 1 < faults.size() ? faults.get(index + 1).startMs : Long.MAX_VALUE;
         List<Long> before = new ArrayList<>();
         List<Long> during = new ArrayList<>();
         List<Long> after = new ArrayList<>();
@@ -1053,14 +1056,15 @@ public final class Chaos {
                 before.add(delay);
             } else if (b[0] >= f.startMs && b[0] < f.endMs + 30_000) {
                 during.add(delay);
-            } else if (b[0] >= f.endMs + 30_000 && b[0] < f.endMs + 60_000) {
+            } else if (b[0] >= f.endMs + 30_000 && b[0] < Math.min(f.endMs + 60_000, next)) {
                 after.add(delay);
             }
         }
         f.maxDelayMs = during.isEmpty() ? -1 : Collections.max(during);
         long late = during.stream().filter(d -> d > 3_000).count();
         return String.format(Locale.ROOT, "median %s in the 30 s before; worst %s of %d batches from the start to "
-                + "30 s after the end (%d over 3 s); median %s in the 30 s after that", seconds(median(before)),
+                + "30 s after the end (%d over 3 s); median %s in the 30 s after that (before the next fault)",
+                seconds(median(before)),
                 seconds(f.maxDelayMs), during.size(), late, seconds(median(after)));
     }
 
