@@ -445,7 +445,10 @@ mod tests {
             "# CLI reference\n\n<!-- Generated from rust/cli/src/args.rs: OFFSETKEEPER_UPDATE_DOCS=1 cargo test -p offsetkeeper-cli rewrites this page. -->\n\nWhat `offsetkeeper --help` and `offsetkeeper <command> --help` print. The guide to the\ncommands is [cli.md](cli.md).\n",
         );
         let mut section = |title: &str, help: String| {
-            page.push_str(&format!("\n## {title}\n\n```text\n{}\n```\n", help.trim_end()));
+            page.push_str(&format!(
+                "\n## {title}\n\n```text\n{}\n```\n",
+                help.trim_end()
+            ));
         };
         section("offsetkeeper", command.render_long_help().to_string());
         let names: Vec<String> = command
@@ -457,9 +460,13 @@ mod tests {
             let sub = command
                 .find_subcommand_mut(&name)
                 .expect("a subcommand listed a moment ago");
-            section(&format!("offsetkeeper {name}"), sub.render_long_help().to_string());
+            section(
+                &format!("offsetkeeper {name}"),
+                sub.render_long_help().to_string(),
+            );
         }
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli-reference.md");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli-reference.md");
         if std::env::var_os("OFFSETKEEPER_UPDATE_DOCS").is_some() {
             std::fs::write(&path, &page).expect("docs/cli-reference.md is writable");
         }

@@ -467,7 +467,8 @@ mod tests {
     /// and every `offsetkeeper.*` or `zookeeper.*` key that a page names exists.
     #[test]
     fn the_docs_show_the_keys_that_exist() {
-        const BEGIN: &str = "<!-- keeper-keys:begin: generated from rust/core/src/config.rs KEYS -->";
+        const BEGIN: &str =
+            "<!-- keeper-keys:begin: generated from rust/core/src/config.rs KEYS -->";
         const END: &str = "<!-- keeper-keys:end -->";
         // Named in the docs, and not keys: logger names, JVM system properties, server settings.
         const NOT_KEYS: [&str; 5] = [
@@ -520,7 +521,9 @@ mod tests {
                     continue;
                 }
                 let name: &str = rest
-                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-'))
+                    .split(|c: char| {
+                        !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+                    })
                     .next()
                     .unwrap_or_default();
                 // `offsetkeeper.*`, `zookeeper.ssl.*`: a family, not a key.
@@ -530,7 +533,10 @@ mod tests {
                 }
             }
         }
-        assert!(unknown.is_empty(), "keys the docs name that do not exist: {unknown:?}");
+        assert!(
+            unknown.is_empty(),
+            "keys the docs name that do not exist: {unknown:?}"
+        );
     }
 
     #[test]

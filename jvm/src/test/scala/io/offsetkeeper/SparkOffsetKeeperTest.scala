@@ -84,7 +84,7 @@ class SparkOffsetKeeperTest {
     val keeper = SparkOffsetKeeper(TestCluster.zookeeper(), kafkaParams(TestCluster.unique("group")))
     try {
       illegal("topics is null")(keeper.load(null))
-      illegal("ranges is null")(keeper.commit(null))
+      illegal("ranges is null")(keeper.commit(null: Array[OffsetRange]))
       illegal("a/b")(keeper.load(Seq("a/b")))
     } finally keeper.close()
   }
