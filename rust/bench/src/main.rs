@@ -5,9 +5,12 @@
 //!
 //! A load is one Metadata request for all the topics, then at the same time one ZooKeeper
 //! multi-read of every partition's znode and, per side (earliest, latest), one ListOffsets per
-//! leader, the two sides on two connections. A commit is one ZooKeeper multi of `setData`s, for
-//! exactly the changed offsets. A multi past ZooKeeper's packet limit (1 MB) is sent as several,
-//! all in flight at once.
+//! leader, the two sides on two connections. A commit is handed every partition of the batch,
+//! as a job's commit is, compares each offset with what it last wrote to the group (the least
+//! work a program given that input must do), and writes the changed offsets in one ZooKeeper
+//! multi of `setData`s. A multi past ZooKeeper's packet limit (1 MB) is sent as several, all in
+//! flight at once. For reference, `commit-one` writes one partition it is told changed, with
+//! no input to look through.
 //!
 //! The Java harness (tests/bench) starts this program once and drives it over stdin, one
 //! command a line; each answer is one line `ok NANOS COUNT` (time measured here, around the
@@ -16,8 +19,8 @@
 //! ```text
 //! offsetkeeper-floor ZK_CONNECT BOOTSTRAP
 //! load cold|warm GROUP TOPIC[,TOPIC...]    cold: new ZooKeeper session and Kafka connections, timed
-//! commit GROUP VALUE TOPIC:N[,TOPIC:N...]  partitions 0..N-1 of each topic set to VALUE
-//! commit-one GROUP TOPIC PARTITION VALUE   one partition set to VALUE
+//! commit GROUP TOPIC:PARTITION:OFFSET[,...]  the batch: every entry, changed or not
+//! commit-one GROUP TOPIC PARTITION VALUE     one partition set to VALUE (told it changed)
 //! quit
 //! ```
 
@@ -61,7 +64,23 @@ struct Floor {
     zk_connect: String,
     bootstrap: String,
     warm: Option<Clients>,
+    /// What `commit` last wrote, by group: see [`Written`].
+    written: HashMap<String, Written>,
 }
+
+/// A commit's input as the harness hands it over (parsed before the clock starts, as a job's
+/// map is built before it commits): each topic name once, and per entry the index of its topic,
+/// its partition and its offset.
+struct Batch {
+    names: Vec<String>,
+    entries: Vec<(usize, i32, i64)>,
+}
+
+/// Per topic, the offset last written for each partition number (`NOTHING`: none yet).
+type Written = HashMap<String, Vec<i64>>;
+const NOTHING: i64 = -1;
+/// The columns are indexed by partition number: a number past this is refused, not allocated.
+const MAX_PARTITION: usize = 1 << 20;
 
 async fn open(address: &str) -> Result<Connection> {
     Connection::open(address, CLIENT_ID, &KafkaSecurity::default())
@@ -124,39 +143,96 @@ impl Floor {
         Ok((start.elapsed().as_nanos(), count))
     }
 
-    fn commit(
-        &mut self,
-        group: &str,
-        value: &str,
-        writes: &[(String, i32)],
-    ) -> Result<(u128, usize)> {
+    fn warm_zk(&mut self) -> Result<&zk::Client> {
         if self.warm.is_none() {
             self.warm = Some(self.runtime.block_on(self.connect())?);
         }
-        let clients = self.warm.as_ref().ok_or("no warm clients")?;
-        let paths: Vec<String> = writes
-            .iter()
-            .map(|(topic, p)| format!("/consumers/{group}/offsets/{topic}/{p}"))
-            .collect();
-        let start = Instant::now();
-        let (zk, value) = (&clients.zk, value.as_bytes());
-        self.runtime.block_on(futures::future::try_join_all(
-            request_chunks(&paths, value.len()).map(|chunk| async move {
-                let mut writer = zk.new_multi_writer();
-                for path in chunk {
-                    writer
-                        .add_set_data(path, value, None)
-                        .map_err(|e| e.to_string())?;
-                }
-                writer
-                    .commit()
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| format!("multi-write: {e}"))
-            }),
-        ))?;
-        Ok((start.elapsed().as_nanos(), paths.len()))
+        Ok(&self.warm.as_ref().ok_or("no warm clients")?.zk)
     }
+
+    /// Writes one partition the caller says changed: no input to look through (the paths are
+    /// made before the clock starts).
+    fn commit_one(
+        &mut self,
+        group: &str,
+        topic: &str,
+        partition: i32,
+        value: &str,
+    ) -> Result<(u128, usize)> {
+        let writes = vec![(
+            format!("/consumers/{group}/offsets/{topic}/{partition}"),
+            value.as_bytes().to_vec(),
+        )];
+        let zk = self.warm_zk()?.clone();
+        let start = Instant::now();
+        self.runtime.block_on(write(&zk, &writes))?;
+        Ok((start.elapsed().as_nanos(), writes.len()))
+    }
+
+    /// A job's commit done with the least work: every entry of the batch is compared with what
+    /// this program last wrote to the group, and only the changed ones are written, in one multi
+    /// (several past the 1 MB limit, sent at once). Comparing, making the changed paths and
+    /// writing are timed.
+    fn commit(&mut self, group: &str, batch: &Batch) -> Result<(u128, usize)> {
+        let zk = self.warm_zk()?.clone();
+        let start = Instant::now();
+        let written = self.written.entry(group.to_string()).or_default();
+        // Each topic's column taken out once per batch, not looked up per entry.
+        let mut columns: Vec<Vec<i64>> = batch
+            .names
+            .iter()
+            .map(|name| written.remove(name).unwrap_or_default())
+            .collect();
+        let mut writes = Vec::new();
+        for &(topic, partition, offset) in &batch.entries {
+            let index = usize::try_from(partition)
+                .ok()
+                .filter(|&index| index < MAX_PARTITION)
+                .ok_or_else(|| format!("partition {partition} is outside 0..{MAX_PARTITION}"))?;
+            let column = columns.get_mut(topic).ok_or("topic index out of range")?;
+            if index >= column.len() {
+                column.resize(index + 1, NOTHING);
+            }
+            if column[index] != offset {
+                column[index] = offset;
+                let name = &batch.names[topic];
+                writes.push((
+                    format!("/consumers/{group}/offsets/{name}/{partition}"),
+                    offset.to_string().into_bytes(),
+                ));
+            }
+        }
+        for (name, column) in batch.names.iter().zip(columns) {
+            written.insert(name.clone(), column);
+        }
+        if let Err(e) = self.runtime.block_on(write(&zk, &writes)) {
+            // Not known what the group holds now: the next batch writes every entry.
+            self.written.remove(group);
+            return Err(e);
+        }
+        Ok((start.elapsed().as_nanos(), writes.len()))
+    }
+}
+
+/// One multi of `setData` per request's worth of `writes` (path, data), all sent at once.
+async fn write(zk: &zk::Client, writes: &[(String, Vec<u8>)]) -> Result<()> {
+    futures::future::try_join_all(
+        request_chunks(writes, |(path, data)| path.len() + data.len()).map(|chunk| async move {
+            let mut writer = zk.new_multi_writer();
+            for (path, data) in chunk {
+                writer
+                    .add_set_data(path, data, None)
+                    .map_err(|e| e.to_string())?;
+            }
+            writer
+                .commit()
+                .await
+                .map(|_| ())
+                .map_err(|e| format!("multi-write: {e}"))
+        }),
+    )
+    .await
+    .map(|_| ())
 }
 
 /// One Metadata request, then the multi-read and both sides' ListOffsets all in flight at once.
@@ -204,17 +280,19 @@ async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<u
         }
     }
     let zk = &*zk;
-    let read = futures::future::try_join_all(request_chunks(&paths, 0).map(|chunk| async move {
-        let mut reader = zk.new_multi_reader();
-        for path in chunk {
-            reader.add_get_data(path).map_err(|e| e.to_string())?;
-        }
-        let results = reader
-            .commit()
-            .await
-            .map_err(|e| format!("multi-read: {e}"))?;
-        Ok::<usize, String>(results.len())
-    }));
+    let read = futures::future::try_join_all(request_chunks(&paths, String::len).map(
+        |chunk| async move {
+            let mut reader = zk.new_multi_reader();
+            for path in chunk {
+                reader.add_get_data(path).map_err(|e| e.to_string())?;
+            }
+            let results = reader
+                .commit()
+                .await
+                .map_err(|e| format!("multi-read: {e}"))?;
+            Ok::<usize, String>(results.len())
+        },
+    ));
     let read = async { Ok::<usize, String>(read.await?.into_iter().sum()) };
     let lists =
         futures::future::try_join_all(kafka.leaders.iter_mut().filter_map(|(leader, pair)| {
@@ -239,19 +317,19 @@ async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<u
     Ok(paths.len())
 }
 
-/// Consecutive runs of `paths` whose multi (ops of `data_bytes` of data each) fits one request.
-fn request_chunks(paths: &[String], data_bytes: usize) -> impl Iterator<Item = &[String]> {
-    let mut rest = paths;
+/// Consecutive runs of `ops` whose multi fits one request (`bytes`: an op's path and data).
+fn request_chunks<T>(ops: &[T], bytes: impl Fn(&T) -> usize) -> impl Iterator<Item = &[T]> {
+    let mut rest = ops;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
-        let mut bytes = 0;
+        let mut total = 0;
         let len = rest
             .iter()
-            .take_while(|path| {
-                bytes += path.len() + data_bytes + OP_BYTES;
-                bytes <= MAX_REQUEST_BYTES
+            .take_while(|op| {
+                total += bytes(*op) + OP_BYTES;
+                total <= MAX_REQUEST_BYTES
             })
             .count()
             .max(1);
@@ -283,16 +361,33 @@ async fn list(
         .count())
 }
 
-fn topic_counts(spec: &str) -> Result<Vec<(String, i32)>> {
-    let mut writes = Vec::new();
-    for part in spec.split(',') {
-        let (topic, n) = part
-            .split_once(':')
-            .ok_or_else(|| format!("expected TOPIC:N, got '{part}'"))?;
-        let n: i32 = n.parse().map_err(|_| format!("bad count in '{part}'"))?;
-        writes.extend((0..n).map(|p| (topic.to_string(), p)));
+/// `TOPIC:PARTITION:OFFSET[,...]` as a [`Batch`].
+fn parse_batch(spec: &str) -> Result<Batch> {
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    let mut batch = Batch {
+        names: Vec::new(),
+        entries: Vec::new(),
+    };
+    for entry in spec.split(',') {
+        let mut fields = entry.rsplitn(3, ':');
+        let (Some(offset), Some(partition), Some(topic)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            return Err(format!("expected TOPIC:PARTITION:OFFSET, got '{entry}'"));
+        };
+        let partition = partition
+            .parse()
+            .map_err(|_| format!("bad partition in '{entry}'"))?;
+        let offset = offset
+            .parse()
+            .map_err(|_| format!("bad offset in '{entry}'"))?;
+        let id = *ids.entry(topic).or_insert_with(|| {
+            batch.names.push(topic.to_string());
+            batch.names.len() - 1
+        });
+        batch.entries.push((id, partition, offset));
     }
-    Ok(writes)
+    Ok(batch)
 }
 
 fn run(floor: &mut Floor, line: &str) -> Result<(u128, usize)> {
@@ -306,12 +401,12 @@ fn run(floor: &mut Floor, line: &str) -> Result<(u128, usize)> {
             group,
             &topics.split(',').map(String::from).collect::<Vec<_>>(),
         ),
-        ["commit", group, value, spec] => floor.commit(group, value, &topic_counts(spec)?),
+        ["commit", group, spec] => floor.commit(group, &parse_batch(spec)?),
         ["commit-one", group, topic, partition, value] => {
             let partition = partition
                 .parse()
                 .map_err(|_| format!("bad partition '{partition}'"))?;
-            floor.commit(group, value, &[(topic.to_string(), partition)])
+            floor.commit_one(group, topic, partition, value)
         }
         _ => Err(format!("unknown command '{line}'")),
     }
@@ -333,6 +428,7 @@ fn main() {
         zk_connect: zk_connect.clone(),
         bootstrap: bootstrap.clone(),
         warm: None,
+        written: HashMap::new(),
     };
     let stdout = io::stdout();
     for line in io::stdin().lock().lines() {

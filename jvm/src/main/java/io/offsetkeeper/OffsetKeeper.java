@@ -35,13 +35,13 @@ import org.apache.kafka.common.config.types.Password;
  *         .build();
  * Map<TopicPartition, Long> offsets = keeper.load(topics);
  * // ConsumerStrategies.Subscribe(topics, kafkaParams, offsets), then in foreachRDD:
- * keeper.commit(SparkOffsets.untilOffsets(((HasOffsetRanges) rdd.rdd()).offsetRanges()));
+ * SparkOffsets.commit(keeper, ((HasOffsetRanges) rdd.rdd()).offsetRanges());
  * }</pre>
  *
  * <p>This class needs kafka-clients only, no Spark class: a job outside Spark commits its next
- * offsets with {@link #commit(Map)}. Spark's {@code OffsetRange}s become such a map with
- * {@link io.offsetkeeper.spark.SparkOffsets#untilOffsets}; Scala jobs have
- * {@code io.offsetkeeper.spark.SparkOffsetKeeper}.
+ * offsets with {@link #commit(Map)}. Spark's {@code OffsetRange}s are committed with
+ * {@link io.offsetkeeper.spark.SparkOffsets#commit}, straight from the array (through
+ * {@link #commit(Entries)}); Scala jobs have {@code io.offsetkeeper.spark.SparkOffsetKeeper}.
  *
  * <p>Thread-safe. {@link Serializable} with its configuration only, because Spark serializes
  * {@code foreachRDD} closures when checkpointing is on: the native engine is opened on first
@@ -221,6 +221,52 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
         if (batch.size != batch.offsets.length) {
             throw Batch.changed(batch.size + " entries read, " + offsets.size() + " now");
+        }
+        CommitResult result = commit(batch);
+        spareBatch.set(batch);
+        return result;
+    }
+
+    /**
+     * A batch's entries read by position, for callers that hold a batch in arrays rather than a
+     * map ({@link io.offsetkeeper.spark.SparkOffsets#commit} reads Spark's {@code OffsetRange[]}
+     * through one): {@link #commit(Entries)} copies them straight into the columns that cross
+     * to the engine, with no map in between.
+     */
+    public interface Entries {
+        /** The number of entries. */
+        int size();
+
+        /** The topic of entry {@code i} (0 to {@code size() - 1}). */
+        String topic(int i);
+
+        /** The partition of entry {@code i}. */
+        int partition(int i);
+
+        /** The next offset to read of entry {@code i}. */
+        long offset(int i);
+    }
+
+    /**
+     * Commits next offsets to read, all or nothing, as {@link #commit(Map)} does, read by
+     * position from {@code entries}. A partition named twice is refused before anything is
+     * written. Empty input does nothing.
+     *
+     * @throws IllegalArgumentException when {@code entries} or a topic is null (naming the
+     *     entry), or for an entry the engine refuses (a negative partition or offset, a bad
+     *     topic name, a partition named twice); nothing was written
+     * @see #commit(Map) for the other exceptions
+     */
+    public CommitResult commit(Entries entries) {
+        require(entries, "entries");
+        int n = entries.size();
+        Batch batch = Batch.reuse(spareBatch.getAndSet(null), n);
+        for (int i = 0; i < n; i++) {
+            String topic = entries.topic(i);
+            if (topic == null) {
+                throw new IllegalArgumentException("topic of entry " + i + " is null");
+            }
+            batch.add(topic, entries.partition(i), entries.offset(i));
         }
         CommitResult result = commit(batch);
         spareBatch.set(batch);

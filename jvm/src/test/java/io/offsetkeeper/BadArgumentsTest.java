@@ -143,6 +143,18 @@ public class BadArgumentsTest {
                     new OffsetRange[] {OffsetRange.create(topic, 0, 0, 1), null}));
             assertIllegal("ranges[0].topic is null", () -> SparkOffsets.untilOffsets(
                     new OffsetRange[] {OffsetRange.create((String) null, 0, 0, 1)}));
+            // Straight from the array: the same refusals, with the same messages.
+            assertIllegal("keeper is null", () -> SparkOffsets.commit(null, new OffsetRange[0]));
+            assertIllegal("ranges is null", () -> SparkOffsets.commit(keeper, null));
+            assertIllegal("ranges[1] is null", () -> SparkOffsets.commit(keeper,
+                    new OffsetRange[] {OffsetRange.create(topic, 0, 0, 1), null}));
+            assertIllegal("ranges[0].topic is null", () -> SparkOffsets.commit(keeper,
+                    new OffsetRange[] {OffsetRange.create((String) null, 0, 0, 1)}));
+            // A partition twice ahead of a null range: reported first, as untilOffsets does.
+            assertIllegal("appears twice, in ranges[0] and ranges[1]", () -> SparkOffsets.commit(keeper,
+                    new OffsetRange[] {OffsetRange.create(topic, 0, 0, 1), OffsetRange.create(topic, 0, 1, 2),
+                        null}));
+            assertIllegal("entries is null", () -> keeper.commit((OffsetKeeper.Entries) null));
             Map<TopicPartition, Long> nullValue = new HashMap<>();
             nullValue.put(tp(topic, 0), null);
             assertIllegal("offsets value of " + topic + "-0 is null", () -> keeper.commit(nullValue));
@@ -185,6 +197,9 @@ public class BadArgumentsTest {
             assertIllegal("appears twice, in ranges[0] and ranges[2]", () -> keeper.commit(
                     SparkOffsets.untilOffsets(new OffsetRange[] {OffsetRange.create(topic, 0, 0, 1),
                         OffsetRange.create(topic, 1, 0, 1), OffsetRange.create(topic, 0, 1, 2)})));
+            assertIllegal("appears twice, in ranges[0] and ranges[2]", () -> SparkOffsets.commit(keeper,
+                    new OffsetRange[] {OffsetRange.create(topic, 0, 0, 1), OffsetRange.create(topic, 1, 0, 1),
+                        OffsetRange.create(topic, 0, 1, 2)}));
         }
         assertFalse(TestCluster.exists("/consumers/" + group));
 

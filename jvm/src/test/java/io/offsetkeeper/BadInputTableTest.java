@@ -140,12 +140,24 @@ public class BadInputTableTest {
         });
     }
 
+    /**
+     * Commits the ranges both ways, through the map of {@code SparkOffsets.untilOffsets} and
+     * straight from the array with {@code SparkOffsets.commit}; the two must end alike (same
+     * exception, same message), and that outcome is the case's.
+     */
     private static String[] commitWith(String group, OffsetRange... ranges) {
-        return throwing(() -> {
+        String[] viaMap = throwing(() -> {
             try (OffsetKeeper keeper = TestCluster.keeper(group)) {
                 keeper.commit(SparkOffsets.untilOffsets(ranges));
             }
         });
+        String[] direct = throwing(() -> {
+            try (OffsetKeeper keeper = TestCluster.keeper(group)) {
+                SparkOffsets.commit(keeper, ranges);
+            }
+        });
+        return Arrays.equals(viaMap, direct) ? direct : new String[] {"the two commit paths differ",
+            Arrays.toString(viaMap) + " vs " + Arrays.toString(direct)};
     }
 
     /** A native engine on the test cluster, for calls that need a live handle. */

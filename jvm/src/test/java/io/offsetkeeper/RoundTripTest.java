@@ -98,6 +98,12 @@ public class RoundTripTest {
             assertEquals("12", TestCluster.readOffset(group, topic, 0));
             assertEquals("20", TestCluster.readOffset(group, topic, 1));
             assertEquals(Long.valueOf(12), keeper.load(Collections.singleton(topic)).get(tp(topic, 0)));
+            // Straight from the array, as a job's foreachRDD commits: one changed of two.
+            OffsetRange[] next = {OffsetRange.create(topic, 1, 20, 20), OffsetRange.create(topic, 0, 12, 15)};
+            assertEquals(1, SparkOffsets.commit(keeper, next).written());
+            assertEquals("15", TestCluster.readOffset(group, topic, 0));
+            assertEquals("20", TestCluster.readOffset(group, topic, 1));
+            assertEquals(0, SparkOffsets.commit(keeper, new OffsetRange[0]).written());
         }
     }
 

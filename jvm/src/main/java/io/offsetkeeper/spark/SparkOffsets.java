@@ -1,22 +1,26 @@
 package io.offsetkeeper.spark;
 
+import io.offsetkeeper.CommitResult;
+import io.offsetkeeper.OffsetKeeper;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.spark.streaming.kafka010.OffsetRange;
 
 /**
- * Spark's offset types turned into what {@link io.offsetkeeper.OffsetKeeper} takes, for Java
- * jobs. The keeper itself needs no Spark class, so that jobs outside Spark compile against
- * kafka-clients alone; Spark Streaming jobs commit a batch with
+ * Spark's offset types for {@link io.offsetkeeper.OffsetKeeper}, for Java jobs. The keeper
+ * itself needs no Spark class, so that jobs outside Spark compile against kafka-clients alone;
+ * Spark Streaming jobs commit a batch with
  *
  * <pre>{@code
  * OffsetRange[] ranges = ((HasOffsetRanges) rdd.rdd()).offsetRanges();
  * // ... process the batch ...
- * keeper.commit(SparkOffsets.untilOffsets(ranges));
+ * SparkOffsets.commit(keeper, ranges);
  * }</pre>
  *
- * Scala jobs use {@code SparkOffsetKeeper}, whose {@code commit} takes the ranges directly.
+ * which commits what {@code keeper.commit(SparkOffsets.untilOffsets(ranges))} commits, without
+ * building the map. Scala jobs use {@code SparkOffsetKeeper}, whose {@code commit} takes the
+ * ranges directly (and calls {@link #commit}).
  */
 public final class SparkOffsets {
     private SparkOffsets() {}
@@ -55,6 +59,71 @@ public final class SparkOffsets {
             }
         }
         return offsets;
+    }
+
+    /**
+     * Commits the {@code untilOffset} (the next offset to read) of every range, all or nothing,
+     * as {@code keeper.commit(untilOffsets(ranges))} does, with the same results and the same
+     * errors, but reading the ranges straight into the columns that cross to the engine, with
+     * no map in between. An empty array does nothing.
+     *
+     * <p>A partition named by two ranges is refused before anything is written, as by
+     * {@link #untilOffsets}.
+     *
+     * @param keeper the job's keeper
+     * @param ranges a batch's ranges, {@code ((HasOffsetRanges) rdd.rdd()).offsetRanges()}
+     * @return what {@link OffsetKeeper#commit(Map)} returns
+     * @throws IllegalArgumentException when {@code keeper}, {@code ranges}, one of its elements
+     *     or a topic is null, or a partition appears twice (with {@link #untilOffsets}'s
+     *     messages), or for an offset or partition the keeper refuses; nothing was written
+     * @see OffsetKeeper#commit(Map) for the other exceptions
+     */
+    public static CommitResult commit(OffsetKeeper keeper, OffsetRange[] ranges) {
+        if (keeper == null) {
+            throw new IllegalArgumentException("keeper is null");
+        }
+        if (ranges == null) {
+            throw new IllegalArgumentException("ranges is null");
+        }
+        try {
+            return keeper.commit(new Ranges(ranges));
+        } catch (RuntimeException e) {
+            // The commit threw: untilOffsets' own refusals come first, as
+            // when the map is built before the commit, so that a null range or a partition
+            // named twice is reported with its index, ahead of what the engine found.
+            untilOffsets(ranges);
+            throw e;
+        }
+    }
+
+    /** The ranges as the keeper reads a batch; a null range or topic is left to untilOffsets. */
+    private static final class Ranges implements OffsetKeeper.Entries {
+        private final OffsetRange[] ranges;
+
+        Ranges(OffsetRange[] ranges) {
+            this.ranges = ranges;
+        }
+
+        @Override
+        public int size() {
+            return ranges.length;
+        }
+
+        @Override
+        public String topic(int i) {
+            OffsetRange range = ranges[i];
+            return range == null ? null : range.topic();
+        }
+
+        @Override
+        public int partition(int i) {
+            return ranges[i].partition();
+        }
+
+        @Override
+        public long offset(int i) {
+            return ranges[i].untilOffset();
+        }
     }
 
     /** The first range of the partition: searched only to name it in the error. */

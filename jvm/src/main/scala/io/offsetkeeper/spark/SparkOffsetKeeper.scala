@@ -43,13 +43,14 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
   def startingOffsets(topics: Iterable[String]): String = keeper.startingOffsetsJson(javaTopics(topics))
 
   /**
-   * Commits the batch's `untilOffset`s, all or nothing; an empty array does nothing. A partition
-   * named by two ranges is refused (see [[SparkOffsets.untilOffsets]]). While ZooKeeper cannot be
+   * Commits the batch's `untilOffset`s, all or nothing, read straight from the array (see
+   * [[SparkOffsets.commit]]); an empty array does nothing. A partition named by two ranges is
+   * refused (see [[SparkOffsets.untilOffsets]]). While ZooKeeper cannot be
    * reached the result is `deferred` and the next commit writes these offsets; it throws
    * `ServerTimeoutException` only once commits have failed for longer than the keeper's commit
    * outage tolerance (see [[io.offsetkeeper.OffsetKeeper#commit]]).
    */
-  def commit(ranges: Array[OffsetRange]): CommitResult = keeper.commit(SparkOffsets.untilOffsets(ranges))
+  def commit(ranges: Array[OffsetRange]): CommitResult = SparkOffsets.commit(keeper, ranges)
 
   /**
    * Commits these offsets (each partition's next offset to read), all or nothing, as

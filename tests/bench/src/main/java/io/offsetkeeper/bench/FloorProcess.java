@@ -14,6 +14,11 @@ import org.apache.kafka.common.TopicPartition;
  * F, the protocol floor: drives the Rust program {@code offsetkeeper-floor} (crate rust/bench)
  * over its stdin, one command a line. The program times its requests itself, so the pipe is
  * not in the numbers.
+ *
+ * <p>A commit hands F every entry of the batch, as the contenders are handed them; F compares
+ * them with what it last wrote and writes the changed ones. {@link #toldTheChangedOne} is the
+ * same process told which partition changed, for "commit 1 of P" only: the floor before it had
+ * to find that partition, kept for reference.
  */
 final class FloorProcess implements Contender {
     private final Process process;
@@ -28,6 +33,9 @@ final class FloorProcess implements Contender {
         out = new BufferedReader(new InputStreamReader(process.getInputStream(),
                 StandardCharsets.UTF_8));
     }
+
+    /** The name of {@link #toldTheChangedOne}'s figure. */
+    static final String TOLD = "F, told the changed one";
 
     @Override
     public String name() {
@@ -62,29 +70,66 @@ final class FloorProcess implements Contender {
         return new Timed(r[0], null, (int) r[1]);
     }
 
-    /** Sends exactly the changed offsets (the floor is told what changed). */
+    /** Sends every entry of the batch; F finds and writes the changed ones. */
     @Override
     public long commit(Workload w, Map<TopicPartition, Long> offsets,
             Map<TopicPartition, Long> changed) throws Exception {
-        String group = w.commitGroup(name());
-        long value = changed.values().iterator().next();
-        for (long v : changed.values()) {
-            if (v != value) {
-                throw new IllegalArgumentException("the floor commits one value per batch");
+        StringBuilder entries = new StringBuilder(offsets.size() * 24);
+        for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+            entries.append(entries.length() == 0 ? "" : ",").append(e.getKey().topic()).append(':')
+                    .append(e.getKey().partition()).append(':').append(e.getValue());
+        }
+        long[] r = ask("commit " + w.commitGroup(name()) + " " + entries);
+        if (r[1] != changed.size()) {
+            throw new IllegalStateException("F wrote " + r[1] + " offsets, " + changed.size() + " changed");
+        }
+        return r[0];
+    }
+
+    /**
+     * The same process, told which partition changed, in "commit 1 of P" only (into a group of
+     * its own): the floor's figure before it was handed the whole batch.
+     */
+    Contender toldTheChangedOne() {
+        FloorProcess floor = this;
+        return new Contender() {
+            @Override
+            public String name() {
+                return TOLD;
             }
-        }
-        if (changed.size() == 1) {
-            TopicPartition tp = changed.keySet().iterator().next();
-            return ask("commit-one " + group + " " + tp.topic() + " " + tp.partition() + " " + value)[0];
-        }
-        if (changed.size() != offsets.size()) {
-            throw new IllegalArgumentException("the floor commits one or all partitions");
-        }
-        StringBuilder spec = new StringBuilder();
-        for (Map.Entry<String, Integer> e : w.partitionsPerTopic.entrySet()) {
-            spec.append(spec.length() == 0 ? "" : ",").append(e.getKey()).append(':').append(e.getValue());
-        }
-        return ask("commit " + group + " " + value + " " + spec)[0];
+
+            @Override
+            public boolean measures(String op) {
+                return op.equals("commit 1 of P");
+            }
+
+            @Override
+            public void open(Workload w) {}
+
+            @Override
+            public Timed loadCold(Workload w) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public Timed loadWarm(Workload w) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public long commit(Workload w, Map<TopicPartition, Long> offsets,
+                    Map<TopicPartition, Long> changed) throws Exception {
+                if (changed.size() != 1) {
+                    throw new IllegalArgumentException("told of one changed partition only");
+                }
+                Map.Entry<TopicPartition, Long> e = changed.entrySet().iterator().next();
+                return floor.ask("commit-one " + w.commitGroup(TOLD) + " " + e.getKey().topic() + " "
+                        + e.getKey().partition() + " " + e.getValue())[0];
+            }
+
+            @Override
+            public void close() {}
+        };
     }
 
     @Override

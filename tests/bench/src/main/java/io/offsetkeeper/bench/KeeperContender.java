@@ -1,13 +1,16 @@
 package io.offsetkeeper.bench;
 
 import io.offsetkeeper.OffsetKeeper;
+import io.offsetkeeper.spark.SparkOffsets;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.spark.streaming.kafka010.OffsetRange;
 
 /**
  * offsetkeeper through its Java API, as a Spark job calls it: with its defaults, or with
  * ownership off for cold loads only ({@link #withoutOwnership}), which shows what ownership
- * costs a cold load in the same run.
+ * costs a cold load in the same run, or committing Spark's {@code OffsetRange[]} with
+ * {@code SparkOffsets.commit} in commits only ({@link #sparkPath}).
  */
 final class KeeperContender implements Contender {
     /** offsetkeeper's default (on); {@code -Pbench.ownership=false} turns it off everywhere. */
@@ -39,6 +42,15 @@ final class KeeperContender implements Contender {
         return new KeeperContender(zkConnect, kafkaParams, false, Report.OK_NO_OWNERSHIP);
     }
 
+    /**
+     * offsetkeeper with its defaults, in commits only, committing the batch as Spark hands it
+     * over, an {@code OffsetRange[]} (made before the clock starts), with
+     * {@code SparkOffsets.commit}: what a job's {@code foreachRDD} calls.
+     */
+    static KeeperContender sparkPath(String zkConnect, Map<String, Object> kafkaParams) {
+        return new KeeperContender(zkConnect, kafkaParams, OWNERSHIP, Report.OK_SPARK);
+    }
+
     @Override
     public String name() {
         return name;
@@ -46,6 +58,9 @@ final class KeeperContender implements Contender {
 
     @Override
     public boolean measures(String op) {
+        if (name.equals(Report.OK_SPARK)) {
+            return op.startsWith("commit");
+        }
         return name.equals(Report.OK) || op.equals("load cold");
     }
 
@@ -58,11 +73,13 @@ final class KeeperContender implements Contender {
     @Override
     public void open(Workload w) throws Exception {
         close();
-        if (!measures("load warm")) {
+        if (!measures("commit P")) {
             return;
         }
-        loader = keeper(w.loadGroup);
-        loader.load(w.topics);
+        if (measures("load warm")) {
+            loader = keeper(w.loadGroup);
+            loader.load(w.topics);
+        }
         committer = keeper(w.commitGroup(name()));
         committer.lag(w.topics);
     }
@@ -87,6 +104,16 @@ final class KeeperContender implements Contender {
     @Override
     public long commit(Workload w, Map<TopicPartition, Long> offsets,
             Map<TopicPartition, Long> changed) {
+        if (name.equals(Report.OK_SPARK)) {
+            OffsetRange[] ranges = new OffsetRange[offsets.size()];
+            int i = 0;
+            for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+                ranges[i++] = OffsetRange.create(e.getKey(), e.getValue(), e.getValue());
+            }
+            long start = System.nanoTime();
+            SparkOffsets.commit(committer, ranges);
+            return System.nanoTime() - start;
+        }
         long start = System.nanoTime();
         committer.commit(offsets);
         return System.nanoTime() - start;
@@ -96,8 +123,10 @@ final class KeeperContender implements Contender {
     public void close() {
         if (loader != null) {
             loader.close();
-            committer.close();
             loader = null;
+        }
+        if (committer != null) {
+            committer.close();
             committer = null;
         }
     }

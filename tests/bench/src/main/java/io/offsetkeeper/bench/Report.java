@@ -1,34 +1,205 @@
 package io.offsetkeeper.bench;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/** The printed table, the goals, and results.json. */
+/** The printed table, the goals with their verdicts, and results.json. */
 final class Report {
     static final String OK = "offsetkeeper";
     /** offsetkeeper with ownership off, measured in cold loads only: what ownership costs. */
     static final String OK_NO_OWNERSHIP = "offsetkeeper, ownership off";
+    /** offsetkeeper's commits of Spark's {@code OffsetRange[]} (SparkOffsets.commit), in commits only. */
+    static final String OK_SPARK = "offsetkeeper, OffsetRange[]";
+    /**
+     * Where the floor itself does not clearly meet a goal against a peer, offsetkeeper is judged
+     * against the floor instead: within this factor of F.
+     */
+    static final double FLOOR_FALLBACK = 1.1;
+
+    static final String MET = "met";
+    static final String MISSED = "missed";
+    static final String NOISE = "within noise";
 
     private Report() {}
 
-    static String table(Results r, int[] sizes) {
-        StringBuilder b = new StringBuilder();
-        b.append(String.format(Locale.ROOT, "%-6s %-14s %9s %9s %9s %9s %13s %8s %8s %8s %8s %15s%n", "P",
-                "operation", "B1 ms", "B2 ms", "B3 ms", "F ms", "offsetkeeper", "B1/ok", "B2/ok", "B3/ok", "ok/F",
-                "ok min-max ms"));
+    /** One goal: a ratio of two contenders' medians against a bound, and its verdict. */
+    static final class Goal {
+        final int size;
+        final String op;
+        /** The row's offsetkeeper contender and the table column the goal is read in. */
+        final String keeper;
+        final String column;
+        final String what;
+        final Results.Ratio ratio;
+        final double bound;
+        final boolean atLeast;
+        final String verdict;
+        /** Set when the goal was judged against F instead of the peer ({@link #FLOOR_FALLBACK}). */
+        final String note;
+
+        Goal(int size, String op, String keeper, String column, String what, Results.Ratio ratio,
+                double bound, boolean atLeast, String note) {
+            this.size = size;
+            this.op = op;
+            this.keeper = keeper;
+            this.column = column;
+            this.what = what;
+            this.ratio = ratio;
+            this.bound = bound;
+            this.atLeast = atLeast;
+            this.verdict = verdict(ratio, bound, atLeast);
+            this.note = note;
+        }
+
+        /** One character for the table: + met, ~ within noise, ! missed; f when judged against F. */
+        String mark() {
+            String m = verdict == null ? "" : verdict.equals(MET) ? "+" : verdict.equals(MISSED) ? "!" : "~";
+            return m + (note != null ? "f" : "");
+        }
+    }
+
+    /**
+     * Met when the whole 95% interval is on the goal's side of the bound, missed when the whole
+     * interval is on the other side, within noise otherwise; null without samples.
+     */
+    static String verdict(Results.Ratio r, double bound, boolean atLeast) {
+        if (r.isNaN()) {
+            return null;
+        }
+        if (atLeast) {
+            return r.low >= bound ? MET : r.high < bound ? MISSED : NOISE;
+        }
+        return r.high <= bound ? MET : r.low > bound ? MISSED : NOISE;
+    }
+
+    /**
+     * The performance goals: at P=1000 against B1 (the per-partition ZkUtils-style approach), and
+     * at every P >= 1000 against B2, B3 and the protocol floor F. A goal against a peer that F
+     * itself does not clearly meet (its own ratio within noise of the bound, or short of it)
+     * asks for more than the requests allow: offsetkeeper is then judged as within 1.1x of F.
+     */
+    static List<Goal> evaluate(Results r, int[] sizes) {
+        List<Goal> goals = new ArrayList<>();
+        for (String load : new String[] {"load cold", "load warm"}) {
+            goals.add(new Goal(1000, load, OK, "B1", load + " P=1000 >= 20x faster than B1",
+                    r.ratio(1000, load, "B1", load, OK), 20, true, null));
+        }
+        goals.add(new Goal(1000, "commit P", OK, "B1", "commit P P=1000 >= 30x faster than B1",
+                r.ratio(1000, "commit P", "B1", "commit P", OK), 30, true, null));
         for (int size : sizes) {
+            if (size < 1000) {
+                continue;
+            }
             for (String op : Bench.OPS) {
-                row(b, r, size, op, op, OK);
-                if (op.equals("load cold") && r.samples(size, op, OK_NO_OWNERSHIP).length > 0) {
-                    row(b, r, size, op, "  ownership off", OK_NO_OWNERSHIP);
+                boolean load = op.startsWith("load");
+                if (!op.equals("commit 1 of P")) {
+                    double peerBound = load ? 1.5 : 1;
+                    String than = load ? " >= 1.5x faster than " : " no slower than ";
+                    for (String peer : new String[] {"B2", "B3"}) {
+                        Results.Ratio ok = r.ratio(size, op, peer, op, OK);
+                        Results.Ratio floor = r.ratio(size, op, peer, op, "F");
+                        String what = op + " P=" + size + than + peer;
+                        if (ok.isNaN() || floor.isNaN() || MET.equals(verdict(floor, peerBound, true))) {
+                            goals.add(new Goal(size, op, OK, peer, what + " (F: " + floor.text() + ")",
+                                    ok, peerBound, true, null));
+                        } else {
+                            goals.add(new Goal(size, op, OK, peer, what + ": F itself " + floor.text()
+                                    + ", so judged as within " + FLOOR_FALLBACK + "x of F",
+                                    r.ratio(size, op, OK, op, "F"), FLOOR_FALLBACK, false,
+                                    "F " + floor.text()));
+                        }
+                    }
+                }
+                double floorBound = load ? 1.3 : op.equals("commit P") ? 1.15 : 1.5;
+                if (op.equals("load cold")) {
+                    // A cold load (ownership on) is to stay within 1.3x of F plus what the
+                    // ownership writes cost, measured as the same load with ownership off.
+                    double cost = r.medianMs(size, op, OK) - r.medianMs(size, op, OK_NO_OWNERSHIP);
+                    goals.add(new Goal(size, op, OK_NO_OWNERSHIP, "F", op + " P=" + size
+                            + " within 1.3x of F + ownership's cost (" + Bench.fmt(cost)
+                            + " ms): ownership off vs F", r.ratio(size, op, OK_NO_OWNERSHIP, op, "F"),
+                            floorBound, false, null));
+                } else {
+                    goals.add(new Goal(size, op, OK, "F", op + " P=" + size + " within " + floorBound
+                            + "x of F" + (op.equals("commit 1 of P") ? " (F handed all P entries)" : ""),
+                            r.ratio(size, op, OK, op, "F"), floorBound, false, null));
                 }
             }
         }
+        return goals;
+    }
+
+    static String table(Results r, int[] sizes) {
+        List<Goal> goals = evaluate(r, sizes);
+        StringBuilder b = new StringBuilder();
+        String format = "%-6s %-16s %8s %8s %8s %8s %12s %18s %18s %18s %18s %13s%n";
+        b.append(String.format(Locale.ROOT, format, "P", "operation", "B1 ms", "B2 ms", "B3 ms", "F ms",
+                "offsetkeeper", "B1/ok [95%]", "B2/ok [95%]", "B3/ok [95%]", "ok/F [95%]", "ok min-max"));
+        for (int size : sizes) {
+            for (String op : Bench.OPS) {
+                row(b, format, r, goals, size, op, op, OK, "F", true);
+                if (op.equals("load cold") && r.samples(size, op, OK_NO_OWNERSHIP).length > 0) {
+                    row(b, format, r, goals, size, op, "  ownership off", OK_NO_OWNERSHIP, "F", true);
+                }
+                if (r.samples(size, op, OK_SPARK).length > 0) {
+                    row(b, format, r, goals, size, op, "  OffsetRange[]", OK_SPARK, "F", true);
+                }
+                if (r.samples(size, op, FloorProcess.TOLD).length > 0) {
+                    row(b, format, r, goals, size, op, "  F told which", OK, FloorProcess.TOLD, false);
+                }
+            }
+        }
+        b.append("Ratios: the median of the per-round ratios (the two ran back to back in each round), with "
+                + "a 95% bootstrap interval over those rounds. Goals: + met, ~ within noise, ! missed; f: judged "
+                + "as within " + FLOOR_FALLBACK + "x of F (F itself does not clearly meet it).\n"
+                + "F (commits): handed all P entries, compares them with what it last wrote, writes the "
+                + "changed ones; \"F told which\": F told the changed partition (the old floor).\n"
+                + "OffsetRange[]: offsetkeeper's SparkOffsets.commit(keeper, ranges), what a Spark job's "
+                + "foreachRDD calls; the row above it is commit(Map).\n");
         return b.toString();
     }
 
-    /** One line: the peers' medians of {@code op} beside offsetkeeper's as {@code keeper}. */
-    private static void row(StringBuilder b, Results r, int size, String op, String label, String keeper) {
+    /** The same table in Markdown (build/bench/table.md), for docs/performance.md. */
+    static String markdown(Results r, int[] sizes) {
+        String text = table(r, sizes);
+        List<Goal> goals = evaluate(r, sizes);
+        StringBuilder b = new StringBuilder("| P | operation | B1 | B2 | B3 | F | offsetkeeper | B1 / ok | B2 / ok "
+                + "| B3 / ok | ok / F | ok min-max |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (int size : sizes) {
+            for (String op : Bench.OPS) {
+                mdRow(b, r, goals, size, op, op, OK, "F", true);
+                if (op.equals("load cold") && r.samples(size, op, OK_NO_OWNERSHIP).length > 0) {
+                    mdRow(b, r, goals, size, op, op + ", ownership off", OK_NO_OWNERSHIP, "F", true);
+                }
+                if (r.samples(size, op, OK_SPARK).length > 0) {
+                    mdRow(b, r, goals, size, op, op + ", `OffsetRange[]`", OK_SPARK, "F", true);
+                }
+                if (r.samples(size, op, FloorProcess.TOLD).length > 0) {
+                    mdRow(b, r, goals, size, op, op + ", F told which", OK, FloorProcess.TOLD, false);
+                }
+            }
+        }
+        return b.append('\n').append(text.substring(text.indexOf("Ratios:"))).toString();
+    }
+
+    private static void mdRow(StringBuilder b, Results r, List<Goal> goals, int size, String op, String label,
+            String keeper, String floor, boolean peers) {
+        StringBuilder line = new StringBuilder();
+        row(line, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s%n", r, goals, size, op, label, keeper, floor, peers);
+        String[] cells = line.toString().trim().split("\\|", -1);
+        b.append("| ").append(cells[0]).append(" | ").append(cells[1]);
+        for (int i = 2; i < cells.length; i++) {
+            String c = cells[i].isEmpty() ? "" : i == 6 ? "**" + cells[i] + "**" : cells[i];
+            b.append(" | ").append(c.replace("~", "\\~"));
+        }
+        b.append(" |\n");
+    }
+
+    /** One line: the peers' medians of {@code op} beside {@code keeper}'s, and the ratios. */
+    private static void row(StringBuilder b, String format, Results r, List<Goal> goals, int size, String op,
+            String label, String keeper, String floor, boolean peers) {
         double ok = r.medianMs(size, op, keeper);
         long[] s = r.samples(size, op, keeper);
         String spread = "-";
@@ -41,18 +212,35 @@ final class Report {
             }
             spread = Bench.fmt(min / 1e6) + "-" + Bench.fmt(max / 1e6);
         }
-        b.append(String.format(Locale.ROOT, "%-6d %-14s %9s %9s %9s %9s %13s %8s %8s %8s %8s %15s%n",
-                size, label, Bench.fmt(r.medianMs(size, op, "B1")),
-                Bench.fmt(r.medianMs(size, op, "B2")), Bench.fmt(r.medianMs(size, op, "B3")),
-                Bench.fmt(r.medianMs(size, op, "F")),
-                Bench.fmt(ok), ratio(r.medianMs(size, op, "B1"), ok),
-                ratio(r.medianMs(size, op, "B2"), ok), ratio(r.medianMs(size, op, "B3"), ok),
-                ratio(ok, r.medianMs(size, op, "F")),
-                spread));
+        String[] cells = new String[4];
+        String[] peerNames = {"B1", "B2", "B3"};
+        for (int i = 0; i < 3; i++) {
+            cells[i] = peers ? cell(r.ratio(size, op, peerNames[i], op, keeper),
+                    mark(goals, size, op, keeper, peerNames[i])) : "";
+        }
+        cells[3] = cell(r.ratio(size, op, keeper, op, floor), floor.equals("F") ? mark(goals, size, op, keeper, "F") : "");
+        b.append(String.format(Locale.ROOT, format, size, label,
+                peers ? Bench.fmt(r.medianMs(size, op, "B1")) : "",
+                peers ? Bench.fmt(r.medianMs(size, op, "B2")) : "",
+                peers ? Bench.fmt(r.medianMs(size, op, "B3")) : "",
+                Bench.fmt(r.medianMs(size, op, floor)), Bench.fmt(ok),
+                cells[0], cells[1], cells[2], cells[3], spread));
     }
 
-    static String ratio(double a, double b) {
-        return Double.isNaN(a) || Double.isNaN(b) ? "-" : Bench.fmt(a / b) + "x";
+    private static String cell(Results.Ratio ratio, String mark) {
+        if (ratio.isNaN()) {
+            return "-";
+        }
+        return Bench.fmt(ratio.value) + "x " + Bench.fmt(ratio.low) + "-" + Bench.fmt(ratio.high) + mark;
+    }
+
+    private static String mark(List<Goal> goals, int size, String op, String keeper, String column) {
+        for (Goal g : goals) {
+            if (g.size == size && g.op.equals(op) && g.keeper.equals(keeper) && g.column.equals(column)) {
+                return g.mark();
+            }
+        }
+        return "";
     }
 
     static String jniAndSoak(Map<String, Double> jni, String soak) {
@@ -76,96 +264,88 @@ final class Report {
     }
 
     /**
-     * The performance goals: at P=1000 against B1 (the per-partition ZkUtils-style approach), and
-     * at every P >= 1000 against B2, B3 and the protocol floor F.
+     * The Goals block: each ratio goal with its median, its 95% interval and its verdict, then
+     * the goals without an interval (met or missed on the run's values).
      */
     static String goals(Results r, int[] sizes, Map<String, Double> jni, String soak) {
-        StringBuilder b = new StringBuilder("Goals:\n");
-        for (String load : new String[] {"load cold", "load warm"}) {
-            goal(b, load + " P=1000 >= 20x faster than B1",
-                    r.medianMs(1000, load, "B1") / r.medianMs(1000, load, OK), 20, true);
-        }
-        goal(b, "commit P P=1000 >= 30x faster than B1",
-                r.medianMs(1000, "commit P", "B1") / r.medianMs(1000, "commit P", OK), 30, true);
-        for (int size : sizes) {
-            if (size < 1000) {
+        StringBuilder b = new StringBuilder("Goals (median of the per-round ratios [95% bootstrap interval "
+                + "over the paired rounds]; met / within noise / missed):\n");
+        int[] counts = new int[3];
+        for (Goal g : evaluate(r, sizes)) {
+            if (g.verdict == null) {
+                b.append(String.format(Locale.ROOT, "  %-12s %s: not measured%n", "-", g.what));
                 continue;
             }
-            for (String op : Bench.OPS) {
-                double ok = r.medianMs(size, op, OK);
-                boolean load = op.startsWith("load");
-                if (!op.equals("commit 1 of P")) {
-                    double peerBound = load ? 1.5 : 1;
-                    String than = load ? " >= 1.5x faster than " : " no slower than ";
-                    for (String peer : new String[] {"B2", "B3"}) {
-                        // The floor's own ratio in the same run: a bound F does not reach
-                        // asks for more than the requests themselves allow.
-                        double peerMs = r.medianMs(size, op, peer);
-                        goal(b, op + " P=" + size + than + peer + " (F: "
-                                + Bench.fmt(peerMs / r.medianMs(size, op, "F")) + "x)", peerMs / ok,
-                                peerBound, true);
-                    }
-                }
-                double floor = r.medianMs(size, op, "F");
-                double floorBound = load ? 1.3 : op.equals("commit P") ? 1.15 : 1.5;
-                if (op.equals("load cold")) {
-                    // A cold load (ownership on) is to stay within 1.3x of F plus what the
-                    // ownership writes cost, measured as the same load with ownership off.
-                    double off = r.medianMs(size, op, OK_NO_OWNERSHIP);
-                    goal(b, op + " P=" + size + " within 1.3x of F + ownership's cost ("
-                            + Bench.fmt(ok - off) + " ms): ownership off vs F", off / floor,
-                            floorBound, false);
-                } else {
-                    goal(b, op + " P=" + size + " within " + floorBound + "x of F", ok / floor,
-                            floorBound, false);
-                }
-            }
+            counts[g.verdict.equals(MET) ? 0 : g.verdict.equals(NOISE) ? 1 : 2]++;
+            b.append(String.format(Locale.ROOT, "  %-12s %s: %s (%d rounds)%n", g.verdict, g.what,
+                    g.ratio.text(), g.ratio.pairs));
         }
         for (String op : Bench.OPS) {
+            // Each step to the next P: the ratio of the costs per partition, below 1, with its
+            // interval (the sizes ran apart: each size's rounds drawn on their own).
             StringBuilder per = new StringBuilder();
-            boolean falling = true;
-            double previous = Double.MAX_VALUE;
-            for (int size : sizes) {
-                double us = r.medianMs(size, op, OK) * 1000 / size;
+            StringBuilder steps = new StringBuilder();
+            String verdict = MET;
+            for (int i = 0; i < sizes.length; i++) {
+                double us = r.medianMs(sizes[i], op, OK) * 1000 / sizes[i];
                 per.append(String.format(Locale.ROOT, "%s%s", per.length() == 0 ? "" : ", ", Bench.fmt(us)));
-                falling &= us < previous;
-                previous = us;
+                if (i > 0) {
+                    Results.Ratio step = r.ratioApart(sizes[i], sizes[i - 1], op, OK)
+                            .times((double) sizes[i - 1] / sizes[i]);
+                    String v = verdict(step, 1, false);
+                    if (MISSED.equals(v) || (NOISE.equals(v) && MET.equals(verdict))) {
+                        verdict = v;
+                    }
+                    steps.append(steps.length() == 0 ? "" : ", ").append(step.text());
+                }
             }
-            b.append(String.format(Locale.ROOT, "  %-4s %s: offsetkeeper us per partition %s%n",
-                    falling ? "PASS" : "MISS", op + " cost per partition falls with P", per));
+            counts[verdict.equals(MET) ? 0 : verdict.equals(NOISE) ? 1 : 2]++;
+            b.append(String.format(Locale.ROOT, "  %-12s %s: offsetkeeper us per partition %s; "
+                    + "each step's ratio %s%n", verdict, op + " cost per partition falls with P", per, steps));
         }
-        goal(b, "validate 10,000 via JNI < 2 ms", jni.get("validate10kBulkMs"), 2, false);
+        plain(b, counts, "validate 10,000 via JNI < 2 ms", jni.get("validate10kBulkMs"), 2);
         if (soak != null) {
-            goal(b, "RSS growth over the soak < 10 MB", Bench.number(soak, "rssGrowthMb"), 10, false);
+            plain(b, counts, "RSS growth over the soak < 10 MB", Bench.number(soak, "rssGrowthMb"), 10);
             // Steady: no more threads or descriptors after the cycles than before them.
             boolean steady = Bench.number(soak, "threadsEnd") <= Bench.number(soak, "threadsStart")
                     && Bench.number(soak, "fdsEnd") <= Bench.number(soak, "fdsStart");
-            b.append(String.format(Locale.ROOT, "  %-4s threads and fds do not grow over the soak: "
-                            + "threads %.0f -> %.0f, fds %.0f -> %.0f%n", steady ? "PASS" : "MISS",
+            counts[steady ? 0 : 2]++;
+            b.append(String.format(Locale.ROOT, "  %-12s threads and fds do not grow over the soak: "
+                            + "threads %.0f -> %.0f, fds %.0f -> %.0f%n", steady ? MET : MISSED,
                     Bench.number(soak, "threadsStart"), Bench.number(soak, "threadsEnd"),
                     Bench.number(soak, "fdsStart"), Bench.number(soak, "fdsEnd")));
         }
+        b.append(String.format(Locale.ROOT, "  %d goals: %d met, %d within noise, %d missed%n",
+                counts[0] + counts[1] + counts[2], counts[0], counts[1], counts[2]));
         return b.toString();
     }
 
-    private static void goal(StringBuilder b, String what, double value, double bound, boolean atLeast) {
-        boolean pass = atLeast ? value >= bound : value <= bound;
-        b.append(String.format(Locale.ROOT, "  %-4s %s: %s%n", Double.isNaN(value) ? "-" : pass ? "PASS" : "MISS",
+    /** A goal read off one value (no rounds to draw from): met or missed. */
+    private static void plain(StringBuilder b, int[] counts, String what, double value, double bound) {
+        boolean met = value <= bound;
+        if (!Double.isNaN(value)) {
+            counts[met ? 0 : 2]++;
+        }
+        b.append(String.format(Locale.ROOT, "  %-12s %s: %s%n", Double.isNaN(value) ? "-" : met ? MET : MISSED,
                 what, Bench.fmt(value)));
     }
 
-    private static final String[] JSON_CONTENDERS = {"B1", "B2", "B3", "F", OK, OK_NO_OWNERSHIP};
+    private static final String[] JSON_CONTENDERS = {"B1", "B2", "B3", "F", FloorProcess.TOLD, OK, OK_NO_OWNERSHIP,
+        OK_SPARK};
 
-    static String json(Bench.Machine before, Bench.Machine after, int[] sizes, int runs, int smallRuns, int warmup,
-            Results r, Map<String, Double> jni, String soak, double minutes) {
+    static String json(Bench.Machine before, Bench.Machine after, int[] sizes, int runs, int smallRuns, int b1Runs,
+            int warmup, Results r, Map<String, Double> jni, String soak, double minutes) {
         StringBuilder b = new StringBuilder("{\n");
         b.append(String.format(Locale.ROOT,
                 "  \"machine\": {\"cores\": %d, \"cpu\": \"%s\", \"loadAverageBefore\": \"%s\", "
                         + "\"loadAverageAfter\": \"%s\", \"shared\": true},%n",
                 before.cores, before.cpu.replace("\"", "'"), before.loadAverage, after.loadAverage));
         b.append(String.format(Locale.ROOT,
-                "  \"runs\": %d, \"runsAtSmallSizes\": %d, \"warmupRounds\": %d, \"minutes\": %.2f, \"unit\": \"ms\",%n",
-                runs, Math.max(runs, smallRuns), warmup, minutes));
+                "  \"runs\": %d, \"runsAtSmallSizes\": %d, \"b1Runs\": %d, \"warmupRounds\": %d, \"minutes\": %.2f, "
+                        + "\"unit\": \"ms\",%n", runs, Math.max(runs, smallRuns), b1Runs, warmup, minutes));
+        b.append(String.format(Locale.ROOT,
+                "  \"bootstrap\": {\"resamples\": %d, \"seed\": %d, \"interval\": 0.95, \"pairedBy\": \"round\", "
+                        + "\"statistic\": \"median of the per-round ratios\"},%n", Results.RESAMPLES, Results.SEED));
         b.append("  \"results\": [\n");
         boolean first = true;
         for (int size : sizes) {
@@ -176,17 +356,34 @@ final class Report {
                         continue;
                     }
                     StringBuilder values = new StringBuilder();
+                    // To the nanosecond: the report is reproduced exactly from these samples.
                     for (long v : s) {
                         values.append(values.length() == 0 ? "" : ", ")
-                                .append(String.format(Locale.ROOT, "%.3f", v / 1e6));
+                                .append(String.format(Locale.ROOT, "%.6f", v / 1e6));
+                    }
+                    StringBuilder rounds = new StringBuilder();
+                    for (int round : r.rounds(size, op, c)) {
+                        rounds.append(rounds.length() == 0 ? "" : ", ").append(round);
                     }
                     b.append(first ? "" : ",\n").append(String.format(Locale.ROOT,
                             "    {\"P\": %d, \"operation\": \"%s\", \"contender\": \"%s\", "
-                                    + "\"medianMs\": %.3f, \"samplesMs\": [%s]}",
-                            size, op, c, r.medianMs(size, op, c), values));
+                                    + "\"medianMs\": %.3f, \"samplesMs\": [%s], \"rounds\": [%s]}",
+                            size, op, c, r.medianMs(size, op, c), values, rounds));
                     first = false;
                 }
             }
+        }
+        b.append("\n  ],\n  \"goals\": [\n");
+        first = true;
+        for (Goal g : evaluate(r, sizes)) {
+            b.append(first ? "" : ",\n").append(String.format(Locale.ROOT,
+                    "    {\"P\": %d, \"operation\": \"%s\", \"goal\": \"%s\", \"ratio\": %s, \"low\": %s, "
+                            + "\"high\": %s, \"rounds\": %d, \"bound\": %s, \"atLeast\": %s, \"verdict\": %s, "
+                            + "\"judgedAgainstF\": %s}",
+                    g.size, g.op, g.what.replace("\"", "'"), num(g.ratio.value), num(g.ratio.low),
+                    num(g.ratio.high), g.ratio.pairs, num(g.bound), g.atLeast,
+                    g.verdict == null ? "null" : "\"" + g.verdict + "\"", g.note != null));
+            first = false;
         }
         b.append("\n  ],\n  \"jni\": {");
         first = true;
@@ -196,5 +393,9 @@ final class Report {
         }
         b.append("},\n  \"soak\": ").append(soak == null ? "null" : soak).append("\n}\n");
         return b.toString();
+    }
+
+    private static String num(double v) {
+        return Double.isNaN(v) ? "null" : String.format(Locale.ROOT, "%.4f", v);
     }
 }

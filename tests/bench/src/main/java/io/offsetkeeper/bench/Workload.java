@@ -47,7 +47,8 @@ final class Workload {
     static final long STORED_ABOVE = 1_000;
     /** Each contender's tag in its commit group's name; see {@link #commitGroup}. */
     private static final Map<String, String> COMMIT_TAGS =
-            Map.of("B1", "b1", "B2", "b2", "B3", "b3", "F", "fl", Report.OK, "ok");
+            Map.of("B1", "b1", "B2", "b2", "B3", "b3", "F", "fl", FloorProcess.TOLD, "ft", Report.OK, "ok",
+                    Report.OK_SPARK, "sp");
     static final long STORED_IN_RANGE = 15;
 
     final int size;
