@@ -34,7 +34,7 @@ public class ZooKeeperDeadlineTest {
         String topic = TestCluster.createTopic(2);
         Set<String> topics = Collections.singleton(topic);
         String group = TestCluster.unique("frozen");
-        File root = new File(System.getProperty("offsetkeeper.test.readme")).getParentFile();
+        File root = new File(System.getProperty("offsetkeeper.test.root"));
         File dir = new File(root, "build/" + TestCluster.unique("jvm-freeze"));
         ensemble(root, "start", dir.getPath(), "1");
         try {
