@@ -313,7 +313,10 @@ class PyFlinkRestartTest(unittest.TestCase):
         text = doc.read_text(encoding="utf-8")
         blocks = text.count("<!-- readme-check: ")
         self.assertGreaterEqual(blocks, 3, f"{doc}: the held snippets")
-        self.assertEqual([], readme_check.snippet_problems(ROOT, text))
+        # The page's own snippets (the docs check reads every page; here only this one).
+        page = "docs/pyflink.md"
+        problems = readme_check.snippet_problems(ROOT, {page: text})
+        self.assertEqual([], [p for p in problems if p.startswith(page)])
 
 
 if __name__ == "__main__":
