@@ -140,6 +140,7 @@ public final class Chaos {
         Boolean oneConsumer; // ids/ after a SIGKILL restart
         String delays = "";
         long maxDelayMs = -1;
+        Long ownershipBackMs; // see ownershipBack
 
         Fault(int number, String kind, long startMs) {
             this.number = number;
@@ -893,7 +894,8 @@ public final class Chaos {
         for (Fault f : faults) {
             if (f.kind.startsWith("zk-")) {
                 f.delays = delaySummary(f, batches);
-                Long back = ownershipBack(f);
+                f.ownershipBackMs = ownershipBack(f);
+                Long back = f.ownershipBackMs;
                 f.ownership = back == null ? (f.answeredMs < 0 ? "-" : "ownership not back in 60 s")
                         : String.format(Locale.ROOT, "ownership back %.1f s after ZooKeeper answered", back / 1000.0);
             }
@@ -956,6 +958,19 @@ public final class Chaos {
             }
         }
         check(t, failed, true, faultExits == 0, "the job survived every ZooKeeper and broker fault without a restart");
+        checkFaults(t, failed, versions);
+        System.out.print(t);
+        Files.write(out.resolve("table.txt"), t.toString().getBytes(StandardCharsets.UTF_8));
+        if (failed.isEmpty()) {
+            log("all invariants hold; table in " + out.resolve("table.txt"));
+            return 0;
+        }
+        log("FAILED: " + failed);
+        return 1;
+    }
+
+    /** The checks of each fault, and of the job's ZooKeeper sessions across them. */
+    private void checkFaults(StringBuilder t, List<String> failed, SessionVersions versions) {
         for (Fault f : faults) {
             if (f.kind.equals("driver-sigkill")) {
                 long limit = SESSION_TIMEOUT_MS + 10_000;
@@ -974,7 +989,7 @@ public final class Chaos {
                         "fault %d: no batch delayed more than one ZooKeeper timeout + %d s (worst %.1f s <= %d s)",
                         f.number, DELAY_MARGIN_MS / 1000, f.maxDelayMs / 1000.0, limit / 1000));
                 if (f.answeredMs >= 0) {
-                    Long back = ownershipBack(f);
+                    Long back = f.ownershipBackMs;
                     check(t, failed, hard, back != null && back <= OWNERSHIP_BACK_MS, "fault " + f.number
                             + ": ownership back within " + OWNERSHIP_BACK_MS / 1000 + " s of ZooKeeper answering ("
                             + (back == null ? "not in 60 s" : back / 1000.0 + " s") + ")");
@@ -991,14 +1006,6 @@ public final class Chaos {
                     "every ZooKeeper session of the job told one server version " + versions.told
                     + ", none assumed, across the ZooKeeper faults");
         }
-        System.out.print(t);
-        Files.write(out.resolve("table.txt"), t.toString().getBytes(StandardCharsets.UTF_8));
-        if (failed.isEmpty()) {
-            log("all invariants hold; table in " + out.resolve("table.txt"));
-            return 0;
-        }
-        log("FAILED: " + failed);
-        return 1;
     }
 
     /** Every batch that ended with records or a deferred commit: {batch time, end, instance}. */
