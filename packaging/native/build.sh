@@ -65,6 +65,8 @@ case "$what" in
     for doc in README.md LICENSE NOTICE; do
       cp "$doc" "$stage/"
     done
+    # The README's links into docs/ (docs/cli.md, docs/cli-reference.md, ...) resolve in the tarball.
+    cp -r docs "$stage/"
     # The CLI's crates (gradle generateCliThirdPartyLicenses), and the license files of the C
     # libraries two of them build in: librdkafka (with what it bundles) and OpenSSL.
     licenses=build/licenses/cli/THIRD-PARTY-LICENSES

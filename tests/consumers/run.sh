@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs one consumer project (sbt, maven or gradle) as a user's build would: it resolves
-# io.offsetkeeper:offsetkeeper_2.12:<version> from the file repository build/repo by its
-# coordinates, compiles a job's three lines, and runs a load + commit + second load against the
-# test cluster. The project is copied to build/consumers/<kind>, so that its build output stays
-# out of the source tree. Gradle's consumerTests task runs all three (after publishAll and
-# clusterStart).
+# Runs one consumer project (sbt, maven or gradle) as a user's build would: its build file holds
+# the docs' dependency lines verbatim (README.md, docs/installation.md; the docs check holds them
+# equal), it resolves io.offsetkeeper:offsetkeeper_2.12:<version> by its coordinates, compiles a
+# job's three lines, and runs a load + commit + second load against the test cluster. sbt also
+# compiles the README's QuickStartJob.scala; Maven resolves from a repository the docs'
+# deploy:deploy-file loop filled. The project is copied to build/consumers/<kind>, where the docs'
+# placeholder path becomes the file repository's URL, so that its build output stays out of the
+# source tree. Gradle's consumerTests task runs all three (after publishAll and clusterStart).
 #
 #   run.sh sbt|maven|gradle
 #
@@ -36,12 +38,25 @@ SBT_LAUNCHER_SHA256=e988d533a020e5b60ec22c3b5df4cd3e3df465f4fdc3951c63036e214839
 . "$CLUSTER_ENV"
 REPO_URL=$(python3 -c 'import pathlib, sys; print(pathlib.Path(sys.argv[1]).resolve().as_uri())' "$REPO")
 
+# The docs' snippets name one version; a build of another must update them (and this check).
+DOCS_VERSION=$(sed -n 's/^V=//p' "$HERE/maven/deploy.sh")
+[ "$DOCS_VERSION" = "$VERSION" ] \
+  || die "the docs' snippets are for $DOCS_VERSION but the build is $VERSION: update README.md, docs/installation.md and tests/consumers"
+PLACEHOLDER=file:///path/to/offsetkeeper/build/repo
+
 WORK=$ROOT/build/consumers/$KIND
 rm -rf "$WORK"
 mkdir -p "$WORK" "$CACHE"
 cp -r "$HERE/$KIND/." "$WORK/"
 cd "$WORK"
 started=$(date +%s)
+
+# put_repository FILE URL: the docs' placeholder in FILE becomes URL (exactly once).
+put_repository() {
+  [ "$(grep -cF "$PLACEHOLDER" "$1")" = 1 ] || die "$1 does not name $PLACEHOLDER exactly once"
+  sed -i "s#$PLACEHOLDER#$2#" "$1"
+  grep -qF "$VERSION" "$1" || die "$1 does not depend on version $VERSION"
+}
 
 case "$KIND" in
   sbt)
@@ -53,29 +68,41 @@ case "$KIND" in
     fi
     echo "$SBT_LAUNCHER_SHA256  $launcher" | sha256sum -c --quiet - \
       || die "$launcher does not have the pinned SHA-256; delete it to download it again"
-    # Only the local Ivy repository, build/repo and Maven Central; the build's own resolvers
-    # are overridden by these.
-    printf '[repositories]\n  local\n  offsetkeeper-build: %s\n  maven-central\n' "$REPO_URL/" \
-      >"$WORK/repositories"
+    put_repository build.sbt "$REPO_URL"
+    cp "$ROOT/examples/scala/QuickStartJob.scala" src/main/scala/
+    # sbt's default resolvers (the local Ivy repository, Maven Central) and the build's own.
+    # A published release is cached by Coursier: drop it, so this run takes the one just built.
+    rm -rf "$CACHE/coursier/https/repo1.maven.org/maven2/io/offsetkeeper" "$CACHE/coursier/file"
     COURSIER_CACHE=$CACHE/coursier java -Xmx1g \
       -Dsbt.boot.directory="$CACHE/sbt-boot" -Dsbt.ivy.home="$CACHE/ivy2" \
       -Dsbt.global.base="$CACHE/sbt-global" -Dsbt.coursier.home="$CACHE/coursier" \
-      -Dsbt.repository.config="$WORK/repositories" -Dsbt.override.build.repos=true \
       -Dsbt.server.forcestart=false -Dsbt.supershell=false -Dsbt.color=false -Dsbt.ci=true \
-      -Doffsetkeeper.version="$VERSION" \
       -jar "$launcher" "run $OFFSETKEEPER_ZK $OFFSETKEEPER_BOOTSTRAP" </dev/null | tee "$WORK/output.txt"
     ;;
   maven)
     # A published release is cached in the local repository: drop it, so this run takes the
     # artifact just published.
     rm -rf "$CACHE/m2/io/offsetkeeper"
-    mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" -Doffsetkeeper.repo="$REPO_URL" \
-      -Doffsetkeeper.version="$VERSION" -Dzookeeper="$OFFSETKEEPER_ZK" \
+    # The docs' deploy loop, into a file repository standing for Nexus; the build resolves from it.
+    deployed=$WORK/deployed
+    sed -e "s#https://nexus.example.com/repository/maven-releases/#file://$deployed#" \
+        -e "s#D=build/repo/#D=$REPO/#" -e 's#mvn deploy:deploy-file#mvn -B -q deploy:deploy-file#' \
+        "$HERE/maven/deploy.sh" >"$WORK/deploy.sh"
+    grep -qF "file://$deployed" "$WORK/deploy.sh" || die "deploy.sh no longer names the docs' Nexus URL"
+    (cd "$ROOT" && MAVEN_OPTS="-Dmaven.repo.local=$CACHE/m2" bash "$WORK/deploy.sh") \
+      || die "the docs' deploy:deploy-file loop failed"
+    for a in offsetkeeper_2.12 offsetkeeper_2.13; do
+      for f in "$a-$VERSION.jar" "$a-$VERSION.pom" "$a-$VERSION-sources.jar" "$a-$VERSION-javadoc.jar"; do
+        [ -f "$deployed/io/offsetkeeper/$a/$VERSION/$f" ] || die "the deploy loop did not deploy $f"
+      done
+    done
+    put_repository pom.xml "file://$deployed"
+    mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" -Dzookeeper="$OFFSETKEEPER_ZK" \
       -Dbootstrap="$OFFSETKEEPER_BOOTSTRAP" compile exec:exec | tee "$WORK/output.txt"
     ;;
   gradle)
-    gradle --no-daemon -q -PoffsetkeeperRepo="$REPO_URL" -PoffsetkeeperVersion="$VERSION" \
-      -Pzookeeper="$OFFSETKEEPER_ZK" -Pbootstrap="$OFFSETKEEPER_BOOTSTRAP" runJob \
+    put_repository build.gradle "$REPO_URL"
+    gradle --no-daemon -q -Pzookeeper="$OFFSETKEEPER_ZK" -Pbootstrap="$OFFSETKEEPER_BOOTSTRAP" runJob \
       | tee "$WORK/output.txt"
     ;;
   *) die "unknown consumer $KIND; one of sbt, maven, gradle" ;;

@@ -5,8 +5,9 @@ CONTRIBUTING.md and docs/*.md:
 - Layout: every path the `## Layout` block of CONTRIBUTING.md lists exists (and each source
   folder it lists by file names every .rs file in it);
 - snippets: each code block marked `<!-- readme-check: FILE -->`, on any page, is, line for line,
-  the part of FILE between its `README: begin` and `README: end` comments (FILE is compiled by
-  the build); the snippets of the examples that have such a region must all be shown somewhere;
+  the part of FILE between its `README: begin` and `README: end` comments (FILE is compiled or
+  run by the build; `FILE#NAME` names the region `README: begin NAME`); every region of the
+  examples and of the consumer builds (tests/consumers) must be shown somewhere;
 - links: every relative link of a page points at an existing file, and a `#anchor` at a heading
   of that page (GitHub's anchors: lower case, punctuation dropped, spaces as hyphens);
 - tasks: every `gradle <task>` a page names is defined in build.gradle, gradle/*.gradle or a
@@ -37,7 +38,7 @@ SIZE_TOLERANCE = 0.05
 FILE_NAME = re.compile(r"(?<![/\w.-])[\w.-]+\.(?:rs|sh|py|java|gradle|toml|scala)\b")
 SUBFOLDER = re.compile(r"(?:^|\s)([\w-]+)/:")
 LAYOUT_PAGE = "CONTRIBUTING.md"
-EXAMPLE_DIRS = ("examples", "rust/core/examples")
+EXAMPLE_DIRS = ("examples", "rust/core/examples", "tests/consumers")
 
 
 def layout_block(readme: str) -> list[str]:
@@ -107,36 +108,59 @@ def pages(root: Path) -> dict[str, str]:
     return found
 
 
+def regions(text: str) -> dict[str, list[str]]:
+    """A file's README regions by name ("" for an unnamed one): the lines between a line holding
+    `README: begin [NAME]` and the next holding `README: end`, stripped."""
+    found: dict[str, list[str]] = {}
+    name, lines = None, []
+    for line in text.splitlines():
+        begin = re.search(r"README: begin(?: (\w[\w.-]*))?", line)
+        if name is None and begin:
+            name, lines = begin.group(1) or "", []
+        elif name is not None and "README: end" in line:
+            found[name] = lines
+            name = None
+        elif name is not None:
+            lines.append(line.strip())
+    return found
+
+
 def snippet_problems(root: Path, docs: dict[str, str]) -> list[str]:
     problems = []
-    shown_files = set()
+    shown = set()
     for page, text in docs.items():
-        for name, block in re.findall(r"<!-- readme-check: (\S+) -->\n```\w*\n((?:.*\n)*?)```", text):
-            shown_files.add(name)
+        for target, block in re.findall(r"<!-- readme-check: (\S+) -->\n```\w*\n((?:.*\n)*?)```", text):
+            name, _, region_name = target.partition("#")
+            shown.add((name, region_name))
             source = root / name
             if not source.is_file():
                 problems.append(f"{page}'s snippet names {name}, which does not exist")
                 continue
-            region = re.search(r"README: begin\n((?:.*\n)*?).*README: end", source.read_text(encoding="utf-8"))
-            if not region:
-                problems.append(f"{name} has no 'README: begin' ... 'README: end' region")
+            found = regions(source.read_text(encoding="utf-8"))
+            if region_name not in found:
+                label = f"'README: begin {region_name}'" if region_name else "'README: begin'"
+                problems.append(f"{name} has no {label} ... 'README: end' region (it has: "
+                                f"{', '.join(repr(n) for n in found) or 'none'})")
                 continue
-            shown = [line.strip() for line in block.splitlines()]
-            compiled = [line.strip() for line in region.group(1).splitlines()]
-            if shown != compiled:
-                first = next((i for i, (a, b) in enumerate(zip(shown, compiled)) if a != b),
-                             min(len(shown), len(compiled)))
-                problems.append(f"{page}'s snippet of {name} differs from the file at snippet line {first + 1}: "
-                                f"{(shown + [''])[first]!r} vs {(compiled + [''])[first]!r}")
-    if not shown_files:
+            lines = [line.strip() for line in block.splitlines()]
+            compiled = found[region_name]
+            if lines != compiled:
+                first = next((i for i, (a, b) in enumerate(zip(lines, compiled)) if a != b),
+                             min(len(lines), len(compiled)))
+                problems.append(f"{page}'s snippet of {target} differs from the file at snippet line {first + 1}: "
+                                f"{(lines + [''])[first]!r} vs {(compiled + [''])[first]!r}")
+    if not shown:
         problems.append("no page has a <!-- readme-check: FILE --> code block")
-    # A compiled example with a README region that no page shows any more has lost its snippet.
+    # A compiled or tested file with a README region that no page shows any more has lost its snippet.
     for folder in EXAMPLE_DIRS:
         for source in sorted((root / folder).rglob("*")):
-            if source.is_file() and "README: begin" in source.read_text(encoding="utf-8", errors="replace"):
-                rel = source.relative_to(root).as_posix()
-                if rel not in shown_files:
-                    problems.append(f"{rel} has a README region, but no page shows it (<!-- readme-check: {rel} -->)")
+            if not source.is_file() or "README: begin" not in source.read_text(encoding="utf-8", errors="replace"):
+                continue
+            rel = source.relative_to(root).as_posix()
+            for region_name in regions(source.read_text(encoding="utf-8")):
+                if (rel, region_name) not in shown:
+                    target = f"{rel}#{region_name}" if region_name else rel
+                    problems.append(f"{target} is a README region, but no page shows it (<!-- readme-check: {target} -->)")
     return problems
 
 

@@ -1,17 +1,22 @@
-// A user's sbt build: offsetkeeper by its coordinates (`%%` picks offsetkeeper_2.12), from the
-// repositories file run.sh writes (local, build/repo, Maven Central; -Dsbt.override.build.repos).
-// kafka-clients is declared by the job (offsetkeeper's POM has it as provided); Spark's Kafka
-// connector is provided, as spark-submit brings it (only OffsetRange is used, so intransitive).
+// A user's sbt build, made of the docs' lines: the README's dependency lines and
+// docs/installation.md's `sbt run` lines, verbatim. run.sh puts the file URL of build/repo in place
+// of /path/to/offsetkeeper/build/repo and refuses a version other than the one built.
+// QuickStartJob.scala (the README's job, copied in by run.sh) compiles against these lines alone.
 scalaVersion := "2.12.20"
 
+// README: begin
+resolvers += "offsetkeeper" at "file:///path/to/offsetkeeper/build/repo"
 libraryDependencies ++= Seq(
-  "io.offsetkeeper" %% "offsetkeeper" % sys.props("offsetkeeper.version"),
-  "org.apache.kafka" % "kafka-clients" % "3.9.1",
-  ("org.apache.spark" %% "spark-streaming-kafka-0-10" % "3.5.1" % Provided).intransitive()
-)
+  "io.offsetkeeper" %% "offsetkeeper" % "0.1.0",
+  "org.apache.spark" %% "spark-streaming" % "3.5.1" % Provided,
+  "org.apache.spark" %% "spark-streaming-kafka-0-10" % "3.5.1" % Provided)
+// README: end
 
-// The job runs in a JVM of its own, with the provided jars, as spark-submit would give them.
+Compile / run / mainClass := Some("ConsumerJob")
+
+// README: begin run
 fork := true
 Compile / run := Defaults
   .runTask(Compile / fullClasspath, Compile / run / mainClass, Compile / run / runner)
   .evaluated
+// README: end
