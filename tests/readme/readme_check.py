@@ -6,8 +6,9 @@ CONTRIBUTING.md and docs/*.md:
   folder it lists by file names every .rs file in it);
 - snippets: each code block marked `<!-- readme-check: FILE -->`, on any page, is, line for line,
   the part of FILE between its `README: begin` and `README: end` comments (FILE is compiled or
-  run by the build; `FILE#NAME` names the region `README: begin NAME`); every region of the
-  examples and of the consumer builds (tests/consumers) must be shown somewhere;
+  run by the build); `<!-- readme-check: FILE#NAME -->` names one of several regions, the part
+  between `README: begin NAME` and `README: end NAME`; every region of the examples and of the
+  consumer builds (tests/consumers) must be shown somewhere;
 - links: every relative link of a page points at an existing file, and a `#anchor` at a heading
   of that page (GitHub's anchors: lower case, punctuation dropped, spaces as hyphens);
 - tasks: every `gradle <task>` a page names is defined in build.gradle, gradle/*.gradle or a
@@ -108,39 +109,55 @@ def pages(root: Path) -> dict[str, str]:
     return found
 
 
-def regions(text: str) -> dict[str, list[str]]:
-    """A file's README regions by name ("" for an unnamed one): the lines between a line holding
-    `README: begin [NAME]` and the next holding `README: end`, stripped."""
-    found: dict[str, list[str]] = {}
-    name, lines = None, []
-    for line in text.splitlines():
-        begin = re.search(r"README: begin(?: (\w[\w.-]*))?", line)
-        if name is None and begin:
-            name, lines = begin.group(1) or "", []
-        elif name is not None and "README: end" in line:
-            found[name] = lines
-            name = None
-        elif name is not None:
-            lines.append(line.strip())
-    return found
+# A region's marker line: 'README: begin' or 'README: end', then a name or not, then only the
+# comment's closing characters ('-->', '*/'), so that any comment syntax can carry it.
+REGION_MARK = r"^.*README: {which}{name}[^\w\n]*$"
+ANY_NAME = r"(?:[^\S\n]+(\w[\w-]*))?"
+
+
+def regions(text: str) -> tuple[dict[str | None, list[str]], list[str]]:
+    """A file's README regions by name (None: the unnamed one), their lines stripped; and what
+    is wrong with its markers (a begin without its end, a name used twice)."""
+    found: dict[str | None, list[str]] = {}
+    problems = []
+    for begin in re.finditer(REGION_MARK.format(which="begin", name=ANY_NAME), text, re.MULTILINE):
+        name = begin.group(1)
+        label = f"'README: begin{' ' + name if name else ''}'"
+        if name in found:
+            problems.append(f"has {label} twice")
+            continue
+        # A named region ends at its own name's end; the unnamed one at an end with no name.
+        end_name = rf"[^\S\n]+{re.escape(name)}" if name else r"(?![^\S\n]+\w)"
+        end = re.compile(REGION_MARK.format(which="end", name=end_name), re.MULTILINE).search(text, begin.end())
+        if not end:
+            problems.append(f"has {label} with no 'README: end{' ' + name if name else ''}' after it")
+            continue
+        found[name] = [line.strip() for line in text[begin.end() + 1:end.start()].splitlines()]
+    return found, problems
 
 
 def snippet_problems(root: Path, docs: dict[str, str]) -> list[str]:
     problems = []
-    shown = set()
+    shown: set[tuple[str, str | None]] = set()  # (file, region name) of every checked block
     for page, text in docs.items():
         for target, block in re.findall(r"<!-- readme-check: (\S+) -->\n```\w*\n((?:.*\n)*?)```", text):
             name, _, region_name = target.partition("#")
+            region_name = region_name or None
             shown.add((name, region_name))
             source = root / name
             if not source.is_file():
                 problems.append(f"{page}'s snippet names {name}, which does not exist")
                 continue
-            found = regions(source.read_text(encoding="utf-8"))
+            found, _ = regions(source.read_text(encoding="utf-8"))
             if region_name not in found:
-                label = f"'README: begin {region_name}'" if region_name else "'README: begin'"
-                problems.append(f"{name} has no {label} ... 'README: end' region (it has: "
-                                f"{', '.join(repr(n) for n in found) or 'none'})")
+                named = ", ".join(sorted(n for n in found if n))
+                if region_name is None:
+                    problems.append(f"{name} has no 'README: begin' ... 'README: end' region"
+                                    + (f" (its named regions, shown as {name}#NAME: {named})" if named else ""))
+                else:
+                    problems.append(f"{page}'s snippet names {target}, but {name} has no 'README: begin "
+                                    f"{region_name}' ... 'README: end {region_name}' region (its named regions: "
+                                    f"{named or 'none'})")
                 continue
             lines = [line.strip() for line in block.splitlines()]
             compiled = found[region_name]
@@ -151,16 +168,22 @@ def snippet_problems(root: Path, docs: dict[str, str]) -> list[str]:
                                 f"{(lines + [''])[first]!r} vs {(compiled + [''])[first]!r}")
     if not shown:
         problems.append("no page has a <!-- readme-check: FILE --> code block")
-    # A compiled or tested file with a README region that no page shows any more has lost its snippet.
+    # A compiled example with a README region that no page shows any more has lost its snippet.
     for folder in EXAMPLE_DIRS:
         for source in sorted((root / folder).rglob("*")):
-            if not source.is_file() or "README: begin" not in source.read_text(encoding="utf-8", errors="replace"):
+            if not source.is_file():
+                continue
+            text = source.read_text(encoding="utf-8", errors="replace")
+            if "README: begin" not in text:
                 continue
             rel = source.relative_to(root).as_posix()
-            for region_name in regions(source.read_text(encoding="utf-8")):
+            found, marker_problems = regions(text)
+            problems += [f"{rel} {problem}" for problem in marker_problems]
+            for region_name in found:
                 if (rel, region_name) not in shown:
-                    target = f"{rel}#{region_name}" if region_name else rel
-                    problems.append(f"{target} is a README region, but no page shows it (<!-- readme-check: {target} -->)")
+                    target = rel + (f"#{region_name}" if region_name else "")
+                    what = f"region '{region_name}'" if region_name else "README region"
+                    problems.append(f"{rel} has a {what}, but no page shows it (<!-- readme-check: {target} -->)")
     return problems
 
 

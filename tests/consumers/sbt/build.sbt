@@ -19,4 +19,4 @@ fork := true
 Compile / run := Defaults
   .runTask(Compile / fullClasspath, Compile / run / mainClass, Compile / run / runner)
   .evaluated
-// README: end
+// README: end run

@@ -1,0 +1,88 @@
+package io.offsetkeeper;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertTrue;
+
+import io.offsetkeeper.e2e.LoggedLoad;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Collections;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.Test;
+
+/**
+ * docs/installation.md's logback.xml (examples/logging/logback.xml) routes the native engine's
+ * lines: a fresh JVM with logback-classic as its SLF4J binding and that file as its
+ * configuration runs a first start of six partitions. The load's INFO summary arrives in the
+ * file's pattern; the DEBUG line the same load logs per partition does not, though it arrives
+ * when the file's level is DEBUG.
+ */
+public class LogbackExampleTest {
+    // Past five corrections, each initialized partition is logged at DEBUG (rust/core/src/load.rs).
+    private static final int PARTITIONS = 6;
+
+    private static Path example() {
+        String root = System.getProperty("offsetkeeper.test.root");
+        assertTrue("offsetkeeper.test.root is not set (Gradle sets it)", root != null);
+        return Paths.get(root, "examples", "logging", "logback.xml");
+    }
+
+    /** The lines a load printed with {@code config} as logback's configuration, and its group. */
+    private static String[] load(Path config) throws Exception {
+        String topic = TestCluster.createTopic(PARTITIONS);
+        String group = TestCluster.unique("group");
+        List<String> lines = LoggedLoad.run(
+                Collections.singletonList("-Dlogback.configurationFile=" + config),
+                TestCluster.zookeeper(), TestCluster.bootstrap(), group, topic);
+        String out = String.join("\n", lines);
+        assertTrue(out, lines.contains("LOADED " + PARTITIONS));
+        return new String[] {out, group};
+    }
+
+    private static int count(String out, String regex) {
+        Matcher m = Pattern.compile(regex, Pattern.MULTILINE).matcher(out);
+        int n = 0;
+        while (m.find()) {
+            n++;
+        }
+        return n;
+    }
+
+    @Test
+    public void theDocumentedFileLogsTheLoadAtInfoAndNothingAtDebug() throws Exception {
+        String[] result = load(example());
+        String out = result[0];
+        // The file's pattern, %d %-5level %logger - %msg: its date is not in logback-test.xml's.
+        String summary = "^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d,\\d{3} INFO  offsetkeeper\\.load - group "
+                + Pattern.quote(result[1]) + ": loaded " + PARTITIONS + " partition\\(s\\): "
+                + PARTITIONS + " initialized; ";
+        assertEquals("the load's INFO summary, once:\n" + out, 1, count(out, summary));
+        // The summary itself says "each initialized partition at DEBUG": the level field only.
+        assertEquals("no DEBUG line:\n" + out, 0, count(out, "^\\S+ \\S+ DEBUG "));
+    }
+
+    @Test
+    public void atDebugTheSameLoadLogsEachPartition() throws Exception {
+        // The check above could not see a DEBUG line if the load logged none: at DEBUG it does.
+        String text = new String(Files.readAllBytes(example()), StandardCharsets.UTF_8);
+        String debug = text.replace("<logger name=\"offsetkeeper\" level=\"INFO\"/>",
+                "<logger name=\"offsetkeeper\" level=\"DEBUG\"/>");
+        assertNotEquals("examples/logging/logback.xml no longer sets offsetkeeper to INFO as this test expects",
+                text, debug);
+        Path config = Files.createTempFile("logback-debug-", ".xml");
+        try {
+            Files.write(config, debug.getBytes(StandardCharsets.UTF_8));
+            String[] result = load(config);
+            String initialized = "^\\S+ \\S+ DEBUG offsetkeeper\\.load - group " + Pattern.quote(result[1])
+                    + ": \\S+ stored .*initialized";
+            assertEquals("a DEBUG line per partition:\n" + result[0], PARTITIONS, count(result[0], initialized));
+        } finally {
+            Files.delete(config);
+        }
+    }
+}
