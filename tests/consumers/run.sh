@@ -6,9 +6,11 @@
 # compiles the README's QuickStartJob.scala; Maven resolves from a repository the docs'
 # deploy:deploy-file loop filled. The project is copied to build/consumers/<kind>, where the docs'
 # placeholder path becomes the file repository's URL, so that its build output stays out of the
-# source tree. Gradle's consumerTests task runs all three (after publishAll and clusterStart).
+# source tree. A Cargo project of docs/rust.md's lines (cargo) resolves the crate with the
+# vendored [patch] crates. Gradle's consumerTests task runs all four (after publishAll and
+# clusterStart).
 #
-#   run.sh sbt|maven|gradle
+#   run.sh sbt|maven|gradle|cargo
 #
 # Env: OFFSETKEEPER_VERSION        the version to depend on (required)
 #      OFFSETKEEPER_REPO           the file repository (default <repo>/build/repo)
@@ -23,7 +25,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 SELF=consumers/run.sh
 # shellcheck source=tests/cluster/lib.sh
 . "$ROOT/tests/cluster/lib.sh"
-KIND=${1:?usage: run.sh sbt|maven|gradle}
+KIND=${1:?usage: run.sh sbt|maven|gradle|cargo}
 VERSION=${OFFSETKEEPER_VERSION:?OFFSETKEEPER_VERSION is not set}
 REPO=${OFFSETKEEPER_REPO:-$ROOT/build/repo}
 CLUSTER_ENV=${OFFSETKEEPER_CLUSTER_ENV:-$ROOT/build/cluster/cluster.env}
@@ -105,7 +107,30 @@ case "$KIND" in
     gradle --no-daemon -q -Pzookeeper="$OFFSETKEEPER_ZK" -Pbootstrap="$OFFSETKEEPER_BOOTSTRAP" runJob \
       | tee "$WORK/output.txt"
     ;;
-  *) die "unknown consumer $KIND; one of sbt, maven, gradle" ;;
+  cargo)
+    # docs/rust.md: the path dependency on this checkout, the vendored crates copied into the
+    # project's tree, [patch.crates-io] pointing at them. Cargo must take both from the copies
+    # (a [patch] that does not apply is only a warning).
+    [ "$(grep -cF '"../offsetkeeper/rust/core"' Cargo.toml)" = 1 ] || die "Cargo.toml no longer names ../offsetkeeper/rust/core"
+    sed -i "s#\"\.\./offsetkeeper/rust/core\"#\"$ROOT/rust/core\"#" Cargo.toml
+    mkdir -p vendor
+    cp -r "$ROOT/vendor/zookeeper-client" "$ROOT/vendor/kafka-protocol" vendor/
+    cargo metadata --format-version 1 >metadata.json 2>metadata.err \
+      || { cat metadata.err >&2; die "cargo could not resolve the docs' Cargo.toml"; }
+    if grep -i "not used" metadata.err; then die "a [patch] entry of the docs was not used"; fi
+    python3 - "$WORK/vendor" <<'PY' | tee "$WORK/output.txt"
+import json, os, sys
+vendor = sys.argv[1]
+packages = {p["name"]: p for p in json.load(open("metadata.json"))["packages"]}
+for name in ("zookeeper-client", "kafka-protocol"):
+    p = packages.get(name)
+    if p is None or p["source"] is not None or not p["manifest_path"].startswith(vendor + os.sep):
+        sys.exit(f"{name} is not taken from {vendor}: {p and (p['source'] or p['manifest_path'])}")
+print(f"CONSUMER OK cargo zookeeper-client {packages['zookeeper-client']['version']} and "
+      f"kafka-protocol {packages['kafka-protocol']['version']} from vendor/")
+PY
+    ;;
+  *) die "unknown consumer $KIND; one of sbt, maven, gradle, cargo" ;;
 esac
 
 grep -q "CONSUMER OK $KIND " "$WORK/output.txt" || die "$KIND consumer printed no CONSUMER OK line"
