@@ -62,11 +62,16 @@ case "$what" in
     rm -rf "$stage"
     mkdir -p "$stage"
     cp "$binary" "$stage/offsetkeeper"
-    for doc in README.md LICENSE NOTICE; do
+    for doc in README.md CHANGELOG.md SECURITY.md LICENSE NOTICE; do
       cp "$doc" "$stage/"
     done
-    # The README's links into docs/ (docs/cli.md, docs/cli-reference.md, ...) resolve in the tarball.
-    cp -r docs "$stage/"
+    # The README's links into docs/ (docs/cli.md, docs/cli-reference.md, ...) resolve in the
+    # tarball; the tracked pages only, so the same commit gives the same bytes.
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+      git ls-files -z docs | xargs -0 cp --parents -t "$stage/"
+    else
+      cp -r docs "$stage/"
+    fi
     # The CLI's crates (gradle generateCliThirdPartyLicenses), and the license files of the C
     # libraries two of them build in: librdkafka (with what it bundles) and OpenSSL.
     licenses=build/licenses/cli/THIRD-PARTY-LICENSES

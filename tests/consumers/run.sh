@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one consumer project (sbt, maven or gradle) as a user's build would: its build file holds
+# Runs one consumer project (sbt, maven, gradle or cargo) as a user's build would: its build file holds
 # the docs' dependency lines verbatim (README.md, docs/installation.md; the docs check holds them
 # equal), it resolves io.offsetkeeper:offsetkeeper_2.12:<version> by its coordinates, compiles a
 # job's three lines, and runs a load + commit + second load against the test cluster. sbt also
@@ -20,8 +20,9 @@
 #                                  (default ~/.cache/offsetkeeper-consumers)
 set -euo pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+# Physical paths (pwd -P): Cargo reports its manifests' paths so.
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+ROOT=$(cd "$HERE/../.." && pwd -P)
 SELF=consumers/run.sh
 # shellcheck source=tests/cluster/lib.sh
 . "$ROOT/tests/cluster/lib.sh"
@@ -33,12 +34,17 @@ CACHE=${OFFSETKEEPER_CONSUMER_CACHE:-$HOME/.cache/offsetkeeper-consumers}
 SBT_LAUNCHER_VERSION=1.10.11
 SBT_LAUNCHER_SHA256=e988d533a020e5b60ec22c3b5df4cd3e3df465f4fdc3951c63036e21483978e4 # its .sha1 on Central: 4e3ca243...
 
-[ -f "$REPO/io/offsetkeeper/offsetkeeper_2.12/$VERSION/offsetkeeper_2.12-$VERSION.pom" ] \
-  || die "no io.offsetkeeper:offsetkeeper_2.12:$VERSION in $REPO; run 'gradle publishAll'"
-[ -f "$CLUSTER_ENV" ] || die "$CLUSTER_ENV is missing; run 'gradle clusterStart'"
-# shellcheck source=/dev/null
-. "$CLUSTER_ENV"
-REPO_URL=$(python3 -c 'import pathlib, sys; print(pathlib.Path(sys.argv[1]).resolve().as_uri())' "$REPO")
+file_url() { python3 -c 'import pathlib, sys; print(pathlib.Path(sys.argv[1]).resolve().as_uri())' "$1"; }
+
+# The JVM builds take the published artifact and run against the cluster; Cargo needs neither.
+if [ "$KIND" != cargo ]; then
+  [ -f "$REPO/io/offsetkeeper/offsetkeeper_2.12/$VERSION/offsetkeeper_2.12-$VERSION.pom" ] \
+    || die "no io.offsetkeeper:offsetkeeper_2.12:$VERSION in $REPO; run 'gradle publishAll'"
+  [ -f "$CLUSTER_ENV" ] || die "$CLUSTER_ENV is missing; run 'gradle clusterStart'"
+  # shellcheck source=/dev/null
+  . "$CLUSTER_ENV"
+  REPO_URL=$(file_url "$REPO")
+fi
 
 # The docs' snippets name one version; a build of another must update them (and this check).
 DOCS_VERSION=$(sed -n 's/^V=//p' "$HERE/maven/deploy.sh")
@@ -53,11 +59,13 @@ cp -r "$HERE/$KIND/." "$WORK/"
 cd "$WORK"
 started=$(date +%s)
 
-# put_repository FILE URL: the docs' placeholder in FILE becomes URL (exactly once).
+# put_repository FILE URL: FILE depends on $VERSION (as sbt, Gradle or Maven write it), and the
+# docs' placeholder in it becomes URL (exactly once).
 put_repository() {
+  grep -qF -e "% \"$VERSION\"" -e ":$VERSION'" -e "<version>$VERSION</version>" "$1" \
+    || die "$1 does not depend on offsetkeeper $VERSION"
   [ "$(grep -cF "$PLACEHOLDER" "$1")" = 1 ] || die "$1 does not name $PLACEHOLDER exactly once"
   sed -i "s#$PLACEHOLDER#$2#" "$1"
-  grep -qF "$VERSION" "$1" || die "$1 does not depend on version $VERSION"
 }
 
 case "$KIND" in
@@ -87,10 +95,14 @@ case "$KIND" in
     rm -rf "$CACHE/m2/io/offsetkeeper"
     # The docs' deploy loop, into a file repository standing for Nexus; the build resolves from it.
     deployed=$WORK/deployed
-    sed -e "s#https://nexus.example.com/repository/maven-releases/#file://$deployed#" \
+    mkdir -p "$deployed"
+    deployed_url=$(file_url "$deployed")
+    sed -e "s#https://nexus.example.com/repository/maven-releases/#$deployed_url#" \
         -e "s#D=build/repo/#D=$REPO/#" -e 's#mvn deploy:deploy-file#mvn -B -q deploy:deploy-file#' \
         "$HERE/maven/deploy.sh" >"$WORK/deploy.sh"
-    grep -qF "file://$deployed" "$WORK/deploy.sh" || die "deploy.sh no longer names the docs' Nexus URL"
+    for changed in "$deployed_url" "D=$REPO/" "mvn -B -q deploy:deploy-file"; do
+      grep -qF "$changed" "$WORK/deploy.sh" || die "deploy.sh no longer has the docs' line that becomes $changed"
+    done
     (cd "$ROOT" && MAVEN_OPTS="-Dmaven.repo.local=$CACHE/m2" bash "$WORK/deploy.sh") \
       || die "the docs' deploy:deploy-file loop failed"
     for a in offsetkeeper_2.12 offsetkeeper_2.13; do
@@ -98,7 +110,7 @@ case "$KIND" in
         [ -f "$deployed/io/offsetkeeper/$a/$VERSION/$f" ] || die "the deploy loop did not deploy $f"
       done
     done
-    put_repository pom.xml "file://$deployed"
+    put_repository pom.xml "$deployed_url"
     mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" -Dzookeeper="$OFFSETKEEPER_ZK" \
       -Dbootstrap="$OFFSETKEEPER_BOOTSTRAP" compile exec:exec | tee "$WORK/output.txt"
     ;;
@@ -115,7 +127,9 @@ case "$KIND" in
     sed -i "s#\"\.\./offsetkeeper/rust/core\"#\"$ROOT/rust/core\"#" Cargo.toml
     mkdir -p vendor
     cp -r "$ROOT/vendor/zookeeper-client" "$ROOT/vendor/kafka-protocol" vendor/
-    cargo metadata --format-version 1 >metadata.json 2>metadata.err \
+    # The workspace's lock: the same crate versions as the engine's own build, resolved offline.
+    cp "$ROOT/Cargo.lock" .
+    cargo metadata --offline --format-version 1 >metadata.json 2>metadata.err \
       || { cat metadata.err >&2; die "cargo could not resolve the docs' Cargo.toml"; }
     if grep -i "not used" metadata.err; then die "a [patch] entry of the docs was not used"; fi
     python3 - "$WORK/vendor" <<'PY' | tee "$WORK/output.txt"

@@ -471,8 +471,9 @@ mod tests {
             "<!-- keeper-keys:begin: generated from rust/core/src/config.rs KEYS -->";
         const END: &str = "<!-- keeper-keys:end -->";
         // Named in the docs, and not keys: logger names, JVM system properties, server settings.
-        const NOT_KEYS: [&str; 5] = [
+        const NOT_KEYS: [&str; 6] = [
             "offsetkeeper.keeper",
+            "offsetkeeper.load",
             "offsetkeeper.spark.progress",
             "offsetkeeper.native.library",
             "zookeeper.commitLogCount",

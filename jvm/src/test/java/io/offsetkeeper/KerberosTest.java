@@ -260,10 +260,11 @@ public class KerberosTest {
                 for (String section : new String[] {"Client", "KafkaClient"}) {
                     KerberosTicket tgt = tgtOfTheKeepersLogin(section);
                     // The client asks for "now + lifetime" by its clock and the KDC starts the
-                    // ticket at its own "now"; both in whole seconds, so one may be lost.
+                    // ticket at its own "now" when the request arrives, both in whole seconds: a
+                    // second or two may be lost on a loaded machine.
                     long ticketMs = tgt.getEndTime().getTime() - tgt.getStartTime().getTime();
                     assertTrue(at + section + ": a ticket of " + ticketMs + " ms, not about "
-                            + lifetimeMs, ticketMs <= lifetimeMs && ticketMs >= lifetimeMs - 1_000);
+                            + lifetimeMs, ticketMs <= lifetimeMs && ticketMs >= lifetimeMs - 3_000);
                     tgts.computeIfAbsent(section, s -> new TreeSet<>()).add(tgt.getStartTime());
                 }
                 // Between batches, as a session expires while a job waits for its next one (a

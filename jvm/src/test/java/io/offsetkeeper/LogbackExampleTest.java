@@ -10,8 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Collections;
-import java.util.List;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.Test;
 
@@ -32,38 +30,23 @@ public class LogbackExampleTest {
         return Paths.get(root, "examples", "logging", "logback.xml");
     }
 
-    /** The lines a load printed with {@code config} as logback's configuration, and its group. */
-    private static String[] load(Path config) throws Exception {
-        String topic = TestCluster.createTopic(PARTITIONS);
-        String group = TestCluster.unique("group");
-        List<String> lines = LoggedLoad.run(
-                Collections.singletonList("-Dlogback.configurationFile=" + config),
-                TestCluster.zookeeper(), TestCluster.bootstrap(), group, topic);
-        String out = String.join("\n", lines);
-        assertTrue(out, lines.contains("LOADED " + PARTITIONS));
-        return new String[] {out, group};
-    }
-
-    private static int count(String out, String regex) {
-        Matcher m = Pattern.compile(regex, Pattern.MULTILINE).matcher(out);
-        int n = 0;
-        while (m.find()) {
-            n++;
-        }
-        return n;
+    /** What a load printed with {@code config} as logback's configuration. */
+    private static LoggedLoad.Output load(Path config) throws Exception {
+        return LoggedLoad.run(Collections.singletonList("-Dlogback.configurationFile=" + config),
+                TestCluster.zookeeper(), TestCluster.bootstrap(), TestCluster.createTopic(PARTITIONS),
+                PARTITIONS);
     }
 
     @Test
     public void theDocumentedFileLogsTheLoadAtInfoAndNothingAtDebug() throws Exception {
-        String[] result = load(example());
-        String out = result[0];
+        LoggedLoad.Output out = load(example());
         // The file's pattern, %d %-5level %logger - %msg: its date is not in logback-test.xml's.
         String summary = "^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d,\\d{3} INFO  offsetkeeper\\.load - group "
-                + Pattern.quote(result[1]) + ": loaded " + PARTITIONS + " partition\\(s\\): "
+                + Pattern.quote(out.group()) + ": loaded " + PARTITIONS + " partition\\(s\\): "
                 + PARTITIONS + " initialized; ";
-        assertEquals("the load's INFO summary, once:\n" + out, 1, count(out, summary));
+        assertEquals("the load's INFO summary, once:\n" + out.text(), 1, out.count(summary));
         // The summary itself says "each initialized partition at DEBUG": the level field only.
-        assertEquals("no DEBUG line:\n" + out, 0, count(out, "^\\S+ \\S+ DEBUG "));
+        assertEquals("no DEBUG line:\n" + out.text(), 0, out.count("^\\S+ \\S+ DEBUG "));
     }
 
     @Test
@@ -77,10 +60,10 @@ public class LogbackExampleTest {
         Path config = Files.createTempFile("logback-debug-", ".xml");
         try {
             Files.write(config, debug.getBytes(StandardCharsets.UTF_8));
-            String[] result = load(config);
-            String initialized = "^\\S+ \\S+ DEBUG offsetkeeper\\.load - group " + Pattern.quote(result[1])
+            LoggedLoad.Output out = load(config);
+            String initialized = "^\\S+ \\S+ DEBUG offsetkeeper\\.load - group " + Pattern.quote(out.group())
                     + ": \\S+ stored .*initialized";
-            assertEquals("a DEBUG line per partition:\n" + result[0], PARTITIONS, count(result[0], initialized));
+            assertEquals("a DEBUG line per partition:\n" + out.text(), PARTITIONS, out.count(initialized));
         } finally {
             Files.delete(config);
         }

@@ -11,7 +11,10 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One load in a fresh JVM, whose logging setup is the caller's: the tests of the setups in
@@ -38,14 +41,47 @@ public final class LoggedLoad {
         }
     }
 
+    /** What a load's JVM printed (stdout and stderr), and the group it loaded. */
+    public static final class Output {
+        private final String text;
+        private final String group;
+
+        private Output(String text, String group) {
+            this.text = text;
+            this.group = group;
+        }
+
+        /** Every line the JVM printed. */
+        public String text() {
+            return text;
+        }
+
+        /** The group the load used (a fresh one). */
+        public String group() {
+            return group;
+        }
+
+        /** How many lines of {@link #text} match {@code regex} ({@code ^} is a line's start). */
+        public int count(String regex) {
+            Matcher m = Pattern.compile(regex, Pattern.MULTILINE).matcher(text);
+            int n = 0;
+            while (m.find()) {
+                n++;
+            }
+            return n;
+        }
+    }
+
     /**
-     * Runs {@link #main} in a fresh JVM with this JVM's class path and {@code jvmOptions}
-     * (the logging configuration), and returns every line it printed, stdout and stderr.
+     * Runs {@link #main} for a fresh group in a fresh JVM with this JVM's class path and
+     * {@code jvmOptions} (the logging configuration).
      *
-     * @throws AssertionError if the JVM did not finish in time or did not exit with 0
+     * @throws AssertionError if the JVM did not finish in time, did not exit with 0, or did not
+     *     load {@code partitions} partitions
      */
-    public static List<String> run(List<String> jvmOptions, String zookeeper, String bootstrap,
-            String group, String topic) throws IOException, InterruptedException {
+    public static Output run(List<String> jvmOptions, String zookeeper, String bootstrap,
+            String topic, int partitions) throws IOException, InterruptedException {
+        String group = "logged-load-" + UUID.randomUUID();
         List<String> command = new ArrayList<>();
         command.add(new File(System.getProperty("java.home"), "bin/java").getPath());
         command.addAll(jvmOptions);
@@ -63,11 +99,15 @@ public final class LoggedLoad {
                         + new String(Files.readAllBytes(output), StandardCharsets.UTF_8));
             }
             List<String> lines = Files.readAllLines(output, StandardCharsets.UTF_8);
+            String text = String.join("\n", lines);
             if (process.exitValue() != 0) {
                 throw new AssertionError("the load's JVM exited with " + process.exitValue()
-                        + "; it printed:\n" + String.join("\n", lines));
+                        + "; it printed:\n" + text);
             }
-            return lines;
+            if (!lines.contains("LOADED " + partitions)) {
+                throw new AssertionError("the load did not load " + partitions + " partitions:\n" + text);
+            }
+            return new Output(text, group);
         } finally {
             Files.delete(output);
         }

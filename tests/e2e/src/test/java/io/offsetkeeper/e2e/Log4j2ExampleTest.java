@@ -8,9 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Collections;
-import java.util.List;
 import java.util.UUID;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.Test;
 
@@ -38,39 +36,25 @@ public class Log4j2ExampleTest extends ClusterTestBase {
             "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c: %m%n%ex",
             "");
 
-    /** The lines a load printed with {@code config} as log4j 2's configuration, and its group. */
-    private static String[] load(String config) throws Exception {
+    /** What a load printed with {@code config} as log4j 2's configuration. */
+    private static LoggedLoad.Output load(String config) throws Exception {
         String topic = "log4j2-" + UUID.randomUUID();
-        String group = "group-" + UUID.randomUUID();
         cluster.createTopic(topic, PARTITIONS);
         Path file = Files.createTempFile("log4j2-", ".properties");
         try {
             Files.write(file, config.getBytes(StandardCharsets.UTF_8));
-            List<String> lines = LoggedLoad.run(
-                    Collections.singletonList("-Dlog4j2.configurationFile=" + file),
-                    cluster.zookeeper, cluster.bootstrap, group, topic);
-            String out = String.join("\n", lines);
-            assertTrue(out, lines.contains("LOADED " + PARTITIONS));
-            return new String[] {out, group};
+            return LoggedLoad.run(Collections.singletonList("-Dlog4j2.configurationFile=" + file),
+                    cluster.zookeeper, cluster.bootstrap, topic, PARTITIONS);
         } finally {
             Files.delete(file);
         }
     }
 
     /** How many lines of {@code out} are the load's INFO summary, in BASE's pattern. */
-    private static int summaries(String out, String group) {
-        return count(out, "^\\d\\d/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d INFO offsetkeeper\\.load: group "
-                + Pattern.quote(group) + ": loaded " + PARTITIONS + " partition\\(s\\): " + PARTITIONS
+    private static int summaries(LoggedLoad.Output out) {
+        return out.count("^\\d\\d/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d INFO offsetkeeper\\.load: group "
+                + Pattern.quote(out.group()) + ": loaded " + PARTITIONS + " partition\\(s\\): " + PARTITIONS
                 + " initialized; ");
-    }
-
-    private static int count(String out, String regex) {
-        Matcher m = Pattern.compile(regex, Pattern.MULTILINE).matcher(out);
-        int n = 0;
-        while (m.find()) {
-            n++;
-        }
-        return n;
     }
 
     @Test
@@ -79,16 +63,16 @@ public class Log4j2ExampleTest extends ClusterTestBase {
         assertTrue("offsetkeeper.test.root is not set (Gradle sets it)", root != null);
         Path example = Paths.get(root, "examples", "logging", "log4j2.properties");
         String lines = new String(Files.readAllBytes(example), StandardCharsets.UTF_8);
-        String[] result = load(BASE + lines);
-        assertEquals("the load's INFO summary, once:\n" + result[0], 1, summaries(result[0], result[1]));
+        LoggedLoad.Output out = load(BASE + lines);
+        assertEquals("the load's INFO summary, once:\n" + out.text(), 1, summaries(out));
         // The summary itself says "each initialized partition at DEBUG": the level field only.
-        assertEquals("no DEBUG line:\n" + result[0], 0, count(result[0], "^\\S+ \\S+ DEBUG "));
+        assertEquals("no DEBUG line:\n" + out.text(), 0, out.count("^\\S+ \\S+ DEBUG "));
     }
 
     @Test
     public void withoutTheLinesTheRootLevelDropsTheSummary() throws Exception {
-        String[] result = load(BASE);
-        assertEquals("the root logger at warn lets no INFO line through:\n" + result[0],
-                0, summaries(result[0], result[1]));
+        // The positive test above shows this configuration is read (its pattern is BASE's).
+        LoggedLoad.Output out = load(BASE);
+        assertEquals("the root logger at warn lets no INFO line through:\n" + out.text(), 0, summaries(out));
     }
 }

@@ -3,7 +3,7 @@
 // the page's two snippets (tests/readme/readme_check.py checks them), and the build compiles
 // them (gradle :e2e:compileExamples).
 //
-//   spark-submit --class QuickStartJob --jars offsetkeeper_2.12-0.1.0.jar app.jar zk:2181 broker:9092 clicks
+//   spark-submit --class JavaQuickStartJob --jars offsetkeeper_2.12-0.1.0.jar app.jar zk:2181 broker:9092 clicks
 
 // README: begin imports
 import io.offsetkeeper.OffsetKeeper;
@@ -29,8 +29,8 @@ import org.apache.spark.streaming.Durations;
 import org.apache.spark.streaming.api.java.JavaStreamingContext;
 
 /** Counts the clicks per page of each batch; offsetkeeper keeps the offsets in ZooKeeper. */
-public final class QuickStartJob {
-    private QuickStartJob() {}
+public final class JavaQuickStartJob {
+    private JavaQuickStartJob() {}
 
     /**
      * Runs the job until it is stopped.
