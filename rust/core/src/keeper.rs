@@ -274,16 +274,20 @@ impl Drop for OffsetKeeper {
                     .multi_on_live_session(&ops, left.min(RELEASE_TIMEOUT)),
             )
             .await
-            .unwrap_or(false)
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "ZooKeeper did not answer within {} ms",
+                    left.as_millis()
+                ))
+            })
         });
-        if !released {
+        if let Err(reason) = released {
             let paths: Vec<&str> = ops.iter().map(WriteOp::path).collect();
             let more = paths.len().saturating_sub(10);
             log::warn!(
-                "closing could not remove the ownership nodes {}{} (ZooKeeper did not answer within {} ms); they go when this keeper's ZooKeeper session expires, within its session timeout of {} ms",
+                "closing could not remove the ownership nodes {}{} ({reason}); any left go when this keeper's ZooKeeper session expires, within its session timeout of {} ms",
                 paths[..paths.len().min(10)].join(", "),
                 if more > 0 { format!(" and {more} more") } else { String::new() },
-                left.min(RELEASE_TIMEOUT).as_millis(),
                 cx.store.session_timeout().as_millis()
             );
         }

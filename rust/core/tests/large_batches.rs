@@ -4,10 +4,7 @@
 
 mod support;
 
-use std::sync::Mutex;
-
 use offsetkeeper::{Error, OffsetKeeper, Stored, TopicPartition, ZkConfig};
-use once_cell::sync::Lazy;
 use support::{cluster, keeper, offset_path, unique, Kafka, Zk};
 
 /// ZooKeeper's default `jute.maxbuffer`: the largest packet a server reads.
@@ -217,7 +214,7 @@ fn a_load_and_commit_of_partitions_with_long_names_pass_one_packet() {
     let second = keeper_logged(&cluster);
     second.load(&group, &topics).unwrap();
     drop(second);
-    let refused: Vec<String> = logged()
+    let refused: Vec<String> = support::warnings()
         .into_iter()
         .filter(|line| line.contains("closing could not remove"))
         .collect();
@@ -227,36 +224,8 @@ fn a_load_and_commit_of_partitions_with_long_names_pass_one_packet() {
     }
 }
 
-static LOGGED: Lazy<Mutex<Vec<String>>> = Lazy::new(|| Mutex::new(Vec::new()));
-
-/// Keeps the WARNs of this test binary, to look for a failed release.
-struct Capture;
-
-impl log::Log for Capture {
-    fn enabled(&self, metadata: &log::Metadata) -> bool {
-        metadata.level() <= log::Level::Warn
-    }
-    fn log(&self, record: &log::Record) {
-        if self.enabled(record.metadata()) {
-            LOGGED
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(record.args().to_string());
-        }
-    }
-    fn flush(&self) {}
-}
-
-/// A keeper, with this binary's WARNs captured (see [`logged`]).
+/// A keeper, with this binary's WARNs captured (see [`support::warnings`]).
 fn keeper_logged(cluster: &support::Cluster) -> OffsetKeeper {
-    static INSTALLED: Lazy<()> = Lazy::new(|| {
-        let _ = log::set_logger(&Capture);
-        log::set_max_level(log::LevelFilter::Warn);
-    });
-    Lazy::force(&INSTALLED);
+    support::capture_warnings();
     keeper(cluster)
-}
-
-fn logged() -> Vec<String> {
-    LOGGED.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }

@@ -514,6 +514,7 @@ fn a_known_outage_defers_commits_at_once_and_ownership_comes_back_without_a_call
 #[test]
 fn a_group_taken_during_the_outage_is_refused_once_zookeeper_answers() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    support::capture_warnings();
     let ensemble = Ensemble::start("outage-taken", 1);
     let zk = zk_of(&ensemble.connect);
     let proxy = Proxy::to(&ensemble.connect);
@@ -555,5 +556,15 @@ fn a_group_taken_during_the_outage_is_refused_once_zookeeper_answers() {
     );
     // Still the successor's group.
     successor.commit(&group, &batch(&topic, 2, 7)).unwrap();
-    println!("OUTAGE group taken meanwhile: {err}");
+    // Closing says why it could not remove what the successor holds now: not a timeout.
+    drop(keeper);
+    let closing: Vec<String> = support::warnings()
+        .into_iter()
+        .filter(|line| line.contains("closing could not remove") && line.contains(&group))
+        .collect();
+    assert!(
+        closing.iter().all(|line| !line.contains("did not answer")),
+        "{closing:?}"
+    );
+    println!("OUTAGE group taken meanwhile: {err}; closing: {closing:?}");
 }

@@ -696,31 +696,42 @@ impl ZkStore {
         Ok(writer.commit())
     }
 
-    /// Applies the operations on the current session only, if it is still connected, within
-    /// `timeout`; never opens a session. For releasing ephemeral nodes when closing: a session
-    /// that is gone took them with it.
-    pub async fn multi_on_live_session(&self, ops: &[WriteOp], timeout: Duration) -> bool {
+    /// Applies the operations on the current session only, if it is still connected, each
+    /// request within `timeout`; never opens a session. For releasing ephemeral nodes when
+    /// closing: a session that is gone took them with it. The error says why some were not
+    /// applied (the first reason met).
+    pub async fn multi_on_live_session(
+        &self,
+        ops: &[WriteOp],
+        timeout: Duration,
+    ) -> std::result::Result<(), String> {
         let connected = self
             .current()
             .as_ref()
             .filter(|client| client.state() == zk::SessionState::SyncConnected)
             .cloned();
         let Some(client) = connected else {
-            return false;
+            return Err("the keeper's ZooKeeper session is not connected".to_string());
         };
-        let mut done = true;
+        let mut failed = None;
         for chunk in request_chunks(ops) {
-            match tokio::time::timeout(
+            let reason = match tokio::time::timeout(
                 timeout,
                 Self::send_multi(&client, self.config.security.acls(), chunk),
             )
             .await
             {
-                Ok(Ok(_)) => {}
-                _ => done = false,
-            }
+                Ok(Ok(_)) => continue,
+                Ok(Err(zk::MultiWriteError::OperationFailed { index, source })) => format!(
+                    "ZooKeeper refused the operation on {}: {source}",
+                    chunk.get(index).map_or("?", WriteOp::path)
+                ),
+                Ok(Err(refused)) => format!("ZooKeeper refused them: {refused}"),
+                Err(_) => format!("ZooKeeper did not answer within {} ms", timeout.as_millis()),
+            };
+            failed.get_or_insert(reason);
         }
-        done
+        failed.map_or(Ok(()), Err)
     }
 
     /// Sends the operations on the current session in the background, in as many multi

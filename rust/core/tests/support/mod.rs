@@ -994,3 +994,39 @@ fn kraft_script(args: &[&str]) {
         .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
     assert!(status.success(), "kraft.sh {args:?} failed: {status}");
 }
+
+static WARNINGS: Lazy<std::sync::Mutex<Vec<String>>> =
+    Lazy::new(|| std::sync::Mutex::new(Vec::new()));
+
+/// Keeps the WARN and ERROR lines of this test binary (see [`warnings`]).
+struct WarningCapture;
+
+impl log::Log for WarningCapture {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::Level::Warn
+    }
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) {
+            WARNINGS
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(record.args().to_string());
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// Makes this binary's logger keep its WARN and ERROR lines for [`warnings`]; once per binary,
+/// and only in binaries that install no logger of their own.
+pub fn capture_warnings() {
+    static INSTALLED: Lazy<()> = Lazy::new(|| {
+        let _ = log::set_logger(&WarningCapture);
+        log::set_max_level(log::LevelFilter::Warn);
+    });
+    Lazy::force(&INSTALLED);
+}
+
+/// The WARN and ERROR lines logged since [`capture_warnings`], in order.
+pub fn warnings() -> Vec<String> {
+    WARNINGS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
