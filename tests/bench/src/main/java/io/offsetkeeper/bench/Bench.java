@@ -84,29 +84,8 @@ public final class Bench {
                 zk, bootstrap, machine.cores, machine.cpu, machine.loadAverage);
         long started = System.nanoTime();
 
-        // ---- workloads -----------------------------------------------------------------
-        List<String> committers = new ArrayList<>(Arrays.asList(CONTENDERS));
-        committers.add(FloorProcess.TOLD);
-        committers.add(Report.OK_SPARK);
-        committers.add("soak");
-        Map<Integer, Workload> workloads = new LinkedHashMap<>();
-        try (Admin admin = Workload.admin(bootstrap)) {
-            ZooKeeper zkClient = Soak.connect(zk);
-            Workload.ensureNode(zkClient, "/consumers");
-            for (int size : sizes) {
-                long t0 = System.nanoTime();
-                Workload w = new Workload(size);
-                w.create(admin, bootstrap, zkClient, committers);
-                workloads.put(size, w);
-                System.out.printf("W(%d): %d topics, %d partitions ready in %.1f s%n", size,
-                        w.topics.size(), w.partitions.size(), (System.nanoTime() - t0) / 1e9);
-            }
-            if (soakCycles > 0 && !workloads.containsKey(soakSize)) {
-                Workload w = new Workload(soakSize);
-                w.create(admin, bootstrap, zkClient, committers);
-            }
-            zkClient.close();
-        }
+        Map<Integer, Workload> workloads = createWorkloads(zk, bootstrap, sizes,
+                soakCycles > 0 ? soakSize : 0);
         waitForQuietMachine(Integer.parseInt(prop("settle.seconds", "300")));
 
         // ---- contenders, alternating -----------------------------------------------------
@@ -122,62 +101,14 @@ public final class Bench {
             Workload w = workloads.get(size);
             Map<String, Object> params = new LinkedHashMap<>(kafkaParams);
             params.put("group.id", w.loadGroup);
-            List<Contender> contenders = new ArrayList<>();
-            if (size <= B1_MAX_SIZE) {
-                contenders.add(new ZkUtilsStyleCoordinator(zk, params));
-            }
-            contenders.add(new CarefulPeer(zk, bootstrap));
-            contenders.add(new CuratorPeer(zk, bootstrap));
-            FloorProcess floor = new FloorProcess(floorBinary, zk, bootstrap);
-            contenders.add(floor);
-            contenders.add(floor.toldTheChangedOne());
-            contenders.add(KeeperContender.withDefaults(zk, params));
-            contenders.add(KeeperContender.withoutOwnership(zk, params));
-            contenders.add(KeeperContender.sparkPath(zk, params));
+            List<Contender> contenders = contenders(size, zk, bootstrap, params, floorBinary);
             for (Contender c : contenders) {
                 c.open(w);
             }
             long t0 = System.nanoTime();
             int sizeRuns = size <= 100 ? Math.max(runs, smallRuns) : runs;
             for (int round = 0; round < warmup + sizeRuns; round++) {
-                boolean measured = round >= warmup;
-                long base = 1_000 + 2L * round + 1;
-                Map<TopicPartition, Long> all = w.allAt(base);
-                Map<TopicPartition, Long> one = w.allAt(base);
-                TopicPartition first = w.partitions.get(0);
-                one.put(first, base + 1);
-                for (String op : OPS) {
-                    for (int k = 0; k < contenders.size(); k++) {
-                        Contender c = contenders.get((k + round) % contenders.size());
-                        if (!c.measures(op) || (c.name().equals("B1") && round >= warmup + b1Runs)) {
-                            continue;
-                        }
-                        if (GC_BEFORE_EACH) {
-                            System.gc();
-                        }
-                        long nanos;
-                        switch (op) {
-                            case "load cold":
-                                nanos = checked(w, c, c.loadCold(w));
-                                break;
-                            case "load warm":
-                                nanos = checked(w, c, c.loadWarm(w));
-                                break;
-                            case "commit P":
-                                nanos = c.commit(w, all, all);
-                                break;
-                            default:
-                                nanos = c.commit(w, one, Collections.singletonMap(first, base + 1));
-                                break;
-                        }
-                        if (measured) {
-                            results.add(size, op, c.name(), round, nanos);
-                        }
-                    }
-                }
-                if (round == 0) {
-                    Soak.checkCommitted(zk, w, contenders, first, base + 1, base);
-                }
+                measureRound(zk, w, contenders, round, warmup, b1Runs, results);
             }
             for (Contender c : contenders) {
                 c.close();
@@ -216,6 +147,102 @@ public final class Bench {
         System.out.print(table);
         System.out.println("Wrote " + new File(out, "results.json") + ", " + new File(out, "chart.png")
                 + ", " + new File(out, "table.txt") + ", " + new File(out, "table.md"));
+    }
+
+    /**
+     * The workloads of each size, made once before any contender runs (and the soak's, when
+     * {@code soakSize} is not 0 and no workload has its size).
+     */
+    private static Map<Integer, Workload> createWorkloads(String zk, String bootstrap, int[] sizes,
+            int soakSize) throws Exception {
+        List<String> committers = new ArrayList<>(Arrays.asList(CONTENDERS));
+        committers.add(FloorProcess.TOLD);
+        committers.add(Report.OK_SPARK);
+        committers.add("soak");
+        Map<Integer, Workload> workloads = new LinkedHashMap<>();
+        try (Admin admin = Workload.admin(bootstrap)) {
+            ZooKeeper zkClient = Soak.connect(zk);
+            Workload.ensureNode(zkClient, "/consumers");
+            for (int size : sizes) {
+                long t0 = System.nanoTime();
+                Workload w = new Workload(size);
+                w.create(admin, bootstrap, zkClient, committers);
+                workloads.put(size, w);
+                System.out.printf("W(%d): %d topics, %d partitions ready in %.1f s%n", size,
+                        w.topics.size(), w.partitions.size(), (System.nanoTime() - t0) / 1e9);
+            }
+            if (soakSize > 0 && !workloads.containsKey(soakSize)) {
+                Workload w = new Workload(soakSize);
+                w.create(admin, bootstrap, zkClient, committers);
+            }
+            zkClient.close();
+        }
+        return workloads;
+    }
+
+    /** The contenders at one size, in the order the rounds rotate them (B1 only up to B1_MAX_SIZE). */
+    private static List<Contender> contenders(int size, String zk, String bootstrap,
+            Map<String, Object> params, File floorBinary) throws Exception {
+        List<Contender> contenders = new ArrayList<>();
+        if (size <= B1_MAX_SIZE) {
+            contenders.add(new ZkUtilsStyleCoordinator(zk, params));
+        }
+        contenders.add(new CarefulPeer(zk, bootstrap));
+        contenders.add(new CuratorPeer(zk, bootstrap));
+        FloorProcess floor = new FloorProcess(floorBinary, zk, bootstrap);
+        contenders.add(floor);
+        contenders.add(floor.toldTheChangedOne());
+        contenders.add(KeeperContender.withDefaults(zk, params));
+        contenders.add(KeeperContender.withoutOwnership(zk, params));
+        contenders.add(KeeperContender.sparkPath(zk, params));
+        return contenders;
+    }
+
+    /**
+     * One round: every operation by every contender, starting one further along the rotation
+     * each round; recorded once past the warm-up. The first round also checks that each
+     * contender's commits reached ZooKeeper.
+     */
+    private static void measureRound(String zk, Workload w, List<Contender> contenders, int round,
+            int warmup, int b1Runs, Results results) throws Exception {
+        boolean measured = round >= warmup;
+        long base = 1_000 + 2L * round + 1;
+        Map<TopicPartition, Long> all = w.allAt(base);
+        Map<TopicPartition, Long> one = w.allAt(base);
+        TopicPartition first = w.partitions.get(0);
+        one.put(first, base + 1);
+        for (String op : OPS) {
+            for (int k = 0; k < contenders.size(); k++) {
+                Contender c = contenders.get((k + round) % contenders.size());
+                if (!c.measures(op) || (c.name().equals("B1") && round >= warmup + b1Runs)) {
+                    continue;
+                }
+                if (GC_BEFORE_EACH) {
+                    System.gc();
+                }
+                long nanos;
+                switch (op) {
+                    case "load cold":
+                        nanos = checked(w, c, c.loadCold(w));
+                        break;
+                    case "load warm":
+                        nanos = checked(w, c, c.loadWarm(w));
+                        break;
+                    case "commit P":
+                        nanos = c.commit(w, all, all);
+                        break;
+                    default:
+                        nanos = c.commit(w, one, Collections.singletonMap(first, base + 1));
+                        break;
+                }
+                if (measured) {
+                    results.add(w.size, op, c.name(), round, nanos);
+                }
+            }
+        }
+        if (round == 0) {
+            Soak.checkCommitted(zk, w, contenders, first, base + 1, base);
+        }
     }
 
     /** Fails the run on a wrong answer: a fast wrong load is no result. */
