@@ -3,8 +3,8 @@
 # test command", lists every tier and why it is there).
 #
 #   bash tests/test.sh            every tier (gradle testAll): what CI runs
-#   bash tests/test.sh --fast     lint, cargo tests, JVM tests, the Spark 3.5 restart scenarios
-#                                 (gradle testFast): the edit-test loop
+#   bash tests/test.sh --fast     lint, cargo tests, JVM tests, the Spark 3.5 restart scenarios,
+#                                 the JVM Kerberos tests (gradle testFast): the edit-test loop
 # Other arguments go to Gradle.
 set -euo pipefail
 task=testAll

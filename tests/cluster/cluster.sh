@@ -380,12 +380,15 @@ KAFKA_PRINCIPAL=kafka/localhost@$REALM
 CLIENT_PRINCIPAL=offsetkeeper@$REALM
 OTHER_PRINCIPAL=other@$REALM
 
-# jaas_keytab SECTION PRINCIPAL: a JAAS section logging PRINCIPAL in from its keytab.
+# jaas_keytab SECTION PRINCIPAL: a JAAS section logging PRINCIPAL in from its keytab. Shown in
+# docs/security.md (Kerberos), checked by tests/readme/readme_check.py.
+# README: begin kerberos-jaas
 jaas_keytab() {
   printf '%s\n' "$1 {" '  com.sun.security.auth.module.Krb5LoginModule required' \
     '  useKeyTab=true storeKey=true useTicketCache=false' \
     "  keyTab=\"$DIR/kerberos/${2%%[/@]*}.keytab\"" "  principal=\"$2\";" '};'
 }
+# README: end kerberos-jaas
 
 # JAAS files, krb5.conf flags and the Kerberos parts of both configs (after configure). The
 # servers' principals have the host localhost: ZooKeeper is reached as localhost:PORT and the

@@ -17,7 +17,11 @@ CONTRIBUTING.md and docs/*.md:
 - paths: every repository path in inline backticks that has a slash and a file extension exists
   (build outputs, home folders, absolute paths and placeholders are skipped);
 - sizes: the sizes stated of the jars and of the native libraries inside match the built jars to
-  the stated precision, on whichever page states them.
+  the stated precision, on whichever page states them;
+- goals: docs/performance.md's sentence 'Of the N goals the table marks, M were met, ...' counts
+  the goal marks of its results table (`+` met, `\~` within noise, `!` missed);
+- tiers: CONTRIBUTING.md's tier table has the rows of build.gradle's `def testTiers = [...]`, by
+  name and fast/all.
 
   readme_check.py [--root DIR]            every check (the jars must be built: gradle :jvm:jar :jvm:jar213)
   readme_check.py --layout-only           all but the sizes (no build needed)
@@ -334,6 +338,67 @@ def size_problems(root: Path, docs: dict[str, str]) -> list[str]:
     return problems
 
 
+GOALS_PAGE = "docs/performance.md"
+GOALS_SENTENCE = re.compile(r"Of the (\d+) goals the table marks, (\d+) were met, (\d+|no) within\s+noise"
+                            r"\s+and\s+(\d+|none) missed")
+# A goal's mark ends its ratio cell, after the interval: '1.57x 1.48-1.87\~', '0.97x 0.94-1.07+f'.
+GOAL_MARK = re.compile(r"\d(\+|\\~|!)f?$")
+
+
+def goal_problems(docs: dict[str, str]) -> list[str]:
+    text = docs.get(GOALS_PAGE)
+    if text is None:
+        return []
+    stated = GOALS_SENTENCE.search(text)
+    if not stated:
+        return [f"{GOALS_PAGE}: no sentence 'Of the N goals the table marks, M were met, K within noise and "
+                f"none missed' as this check reads it ({GOALS_SENTENCE.pattern!r})"]
+    counts = {"+": 0, "\\~": 0, "!": 0}
+    for line in prose(text).splitlines():
+        if re.match(r"^\|\s*\d+\s*\|", line):  # a row of a results table: | P | operation | ...
+            for cell in line.strip().strip("|").split("|"):
+                mark = GOAL_MARK.search(cell.strip())
+                if mark:
+                    counts[mark.group(1)] += 1
+    table = (sum(counts.values()), counts["+"], counts["\\~"], counts["!"])
+    said = tuple(0 if n in ("no", "none") else int(n) for n in stated.groups())
+    if said != table:
+        return [f"{GOALS_PAGE} says {said[0]} goals, {said[1]} met, {said[2]} within noise, {said[3]} missed; "
+                f"its table marks {table[0]}: {table[1]} met (+), {table[2]} within noise (~), {table[3]} missed (!)"]
+    return []
+
+
+TIER_PAGE = "CONTRIBUTING.md"
+
+
+def tier_problems(root: Path, docs: dict[str, str]) -> list[str]:
+    """CONTRIBUTING.md's tier table against build.gradle's `def testTiers = [...]`: the same tiers,
+    each 'fast' or 'all' alike."""
+    build = (root / "build.gradle").read_text(encoding="utf-8")
+    listed = re.search(r"^def testTiers = \[\n((?:.*\n)*?)\]", build, re.MULTILINE)
+    if not listed:
+        return ["build.gradle: no 'def testTiers = [' ... ']' list as this check reads it"]
+    built = dict(re.findall(r"^\s*\[\s*'([^']+)'\s*,\s*'(fast|all)'", listed.group(1), re.MULTILINE))
+    if len(built) < 5:
+        return [f"build.gradle: only {len(built)} tiers parsed from testTiers; has its format changed?"]
+    section = re.search(r"^## Test tiers\n((?:(?!^## ).*\n)*)", docs.get(TIER_PAGE, ""), re.MULTILINE)
+    rows = re.findall(r"^\| `([^`]+)` \| (\w+) \|", section.group(1) if section else "", re.MULTILINE)
+    if not rows:
+        return [f"{TIER_PAGE}: no tier table ('| `tier` | fast/all | ... |') under '## Test tiers'"]
+    table = dict(rows)
+    problems = []
+    for name, kind in built.items():
+        if name not in table:
+            problems.append(f"{TIER_PAGE}'s tier table has no row for tier {name} ({kind} in build.gradle's testTiers)")
+        elif table[name] != kind:
+            problems.append(f"{TIER_PAGE}'s tier table says tier {name} is '{table[name]}'; build.gradle's "
+                            f"testTiers says '{kind}'")
+    for name in table:
+        if name not in built:
+            problems.append(f"{TIER_PAGE}'s tier table lists tier {name}, which build.gradle's testTiers does not")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
@@ -344,13 +409,14 @@ def main(argv: list[str] | None = None) -> int:
     problems = layout_problems(root, docs.get(LAYOUT_PAGE, ""))
     problems += snippet_problems(root, docs) + link_problems(root, docs)
     problems += task_problems(root, docs) + path_problems(root, docs)
+    problems += goal_problems(docs) + tier_problems(root, docs)
     if not args.layout_only:
         problems += size_problems(root, docs)
     for problem in problems:
         print(f"docs check: {problem}", file=sys.stderr)
     if problems:
         return 1
-    print(f"docs check: {len(docs)} pages: Layout paths, snippets, links, gradle tasks, paths"
+    print(f"docs check: {len(docs)} pages: Layout paths, snippets, links, gradle tasks, paths, goals, tiers"
           + ("" if args.layout_only else " and sizes") + " match")
     return 0
 

@@ -348,7 +348,11 @@ async fn list(
     let version = connection
         .version("ListOffsets", API_LIST_OFFSETS, LIST_OFFSETS_VERSIONS)
         .map_err(|e| e.to_string())?;
-    let request = protocol::list_offsets_request(version, false, topics, timestamp, 30_000);
+    let asked: Vec<(&str, Vec<(i32, i64)>)> = topics
+        .iter()
+        .map(|(topic, partitions)| (*topic, partitions.iter().map(|p| (*p, timestamp)).collect()))
+        .collect();
+    let request = protocol::list_offsets_request(version, false, &asked, 30_000);
     let answer = connection
         .call(version, &request)
         .await

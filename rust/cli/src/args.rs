@@ -10,6 +10,7 @@ use offsetkeeper::{OnAboveRange, OnBelowRange, OnMissing, OnRecreated};
 use crate::datetime::{parse_datetime, parse_duration};
 use crate::files::OffsetFormat;
 use crate::output::{DescribeFormat, Format};
+use crate::plan::Status;
 use crate::reason;
 
 const ABOUT: &str =
@@ -23,8 +24,10 @@ Examples:
   offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job reset --topic orders --to-datetime 2024-05-01T12:00:00Z --execute
 
 Commands that change offsets are dry runs unless given --execute. Stop the job first: a running
-job commits over whatever was written. Exit status: 0 on success, 1 when an operation fails,
-2 for a bad command line.
+job goes on from the offsets it holds, and its commits to a partition written here fail
+(CommitConflictException, nothing written: fencing) until it loads again, as a restart does;
+with offsetkeeper.fencing=false they overwrite it. Exit status: 0 on success, 1 when an operation
+fails, 2 for a bad command line.
 
 --command-config takes the Java clients' keys. TLS stores: PEM, or PKCS#12 (ssl.truststore.type /
 ssl.keystore.type PKCS12, with their passwords; JKS: convert with keytool -importkeystore).
@@ -33,6 +36,23 @@ zookeeper.sasl.mechanism=GSSAPI or a JAAS Client section) needs the system's MIT
 (libgssapi_krb5.so.2) and logs in from the ticket cache (KRB5CCNAME, as after kinit), or as
 sasl.jaas.config or the JAAS file java.security.auth.login.config say (keyTab, principal,
 ticketCache); krb5.conf is KRB5_CONFIG's or /etc/krb5.conf.";
+
+/// `describe --help` after its options: the statuses (from the one list of them, `Status::ALL`),
+/// then this.
+const DESCRIBE_NOTES: &str = "\
+LAG is LOG-END-OFFSET minus CURRENT-OFFSET.
+
+--format prometheus writes gauges (offsetkeeper_committed_offset, offsetkeeper_log_start_offset,
+offsetkeeper_log_end_offset, offsetkeeper_lag, offsetkeeper_partition_status) for node_exporter's
+textfile collector; write to a temporary file and rename it, so the collector never reads half.
+
+Examples:
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --topic orders --format json
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --all-topics --format prometheus > my-job.prom.tmp && mv my-job.prom.tmp my-job.prom";
+
+fn describe_help() -> String {
+    format!("{}\n{DESCRIBE_NOTES}", Status::help())
+}
 
 #[derive(Debug, Parser)]
 #[command(name = "offsetkeeper", version, about = ABOUT, after_help = EXAMPLES)]
@@ -84,17 +104,7 @@ pub struct Connection {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Show each partition's stored offset, log start and end, lag and status
-    #[command(after_help = "\
-Statuses: ok, below range (retention purged it), above range (topic re-created), missing,
-corrupt, partition gone. LAG is LOG-END-OFFSET minus CURRENT-OFFSET.
-
---format prometheus writes gauges (offsetkeeper_committed_offset, offsetkeeper_log_start_offset,
-offsetkeeper_log_end_offset, offsetkeeper_lag, offsetkeeper_partition_status) for node_exporter's
-textfile collector; write to a temporary file and rename it, so the collector never reads half.
-
-Examples:
-  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --topic orders --format json
-  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --all-topics --format prometheus > my-job.prom.tmp && mv my-job.prom.tmp my-job.prom")]
+    #[command(after_help = describe_help())]
     Describe(DescribeArgs),
 
     /// List the groups that have offsets under the base path, with their topic count

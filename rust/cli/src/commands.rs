@@ -226,7 +226,7 @@ fn describe(cx: &Context, args: DescribeArgs) -> Outcome {
                 log_end: s.range.map(|r| r.latest),
                 lag: lag(&s.stored, s.range),
                 status: match recreated(s) {
-                    Some(_) => "recreated",
+                    Some(_) => Status::Recreated.key(),
                     None => Status::of(&s.stored, s.range).key(),
                 },
             })

@@ -6,7 +6,8 @@ use std::fmt;
 
 use offsetkeeper::{validate, PartitionRange, Policy, Stored, TopicPartition};
 
-/// What `describe` says about one partition.
+/// What `describe` says about one partition. The one definition of the statuses: the STATUS
+/// column, the Prometheus label and `describe --help`'s list ([`Status::help`]) all come from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Ok,
@@ -15,9 +16,23 @@ pub enum Status {
     Missing,
     Corrupt,
     PartitionGone,
+    /// The topic was re-created since the offsets were stored: decided by `describe` from what
+    /// its survey found, never by [`Status::of`].
+    Recreated,
 }
 
 impl Status {
+    /// Every status, in the order `describe --help` lists them.
+    pub const ALL: [Status; 7] = [
+        Status::Ok,
+        Status::BelowRange,
+        Status::AboveRange,
+        Status::Missing,
+        Status::Corrupt,
+        Status::PartitionGone,
+        Status::Recreated,
+    ];
+
     /// The status of a stored value against the partition's range, `None` when the partition
     /// no longer exists.
     pub fn of(stored: &Stored, range: Option<PartitionRange>) -> Status {
@@ -39,6 +54,8 @@ impl Status {
             Status::Missing => "missing",
             Status::Corrupt => "corrupt",
             Status::PartitionGone => "partition gone",
+            // The engine's name for it, which its Display of a re-creation starts with.
+            Status::Recreated => offsetkeeper::Action::Recreated.name(),
         }
     }
 
@@ -51,7 +68,32 @@ impl Status {
             Status::Missing => "missing",
             Status::Corrupt => "corrupt",
             Status::PartitionGone => "partition_gone",
+            Status::Recreated => "recreated",
         }
+    }
+
+    /// What the status means, as `describe --help` says it.
+    fn meaning(self) -> &'static str {
+        match self {
+            Status::Ok => "the stored offset is within the log (log start to log end)",
+            Status::BelowRange => "below the log start (retention purged it)",
+            Status::AboveRange => "above the log end (the topic re-created, for example)",
+            Status::Missing => "no offset stored (no znode)",
+            Status::Corrupt => "the znode holds no usable offset",
+            Status::PartitionGone => "the brokers no longer have the partition",
+            Status::Recreated => {
+                "re-created since the offsets were stored; shown with how that was told"
+            }
+        }
+    }
+
+    /// `describe --help`'s list of the statuses, one a line, from [`Status::ALL`].
+    pub fn help() -> String {
+        let mut text = String::from("Statuses:\n");
+        for status in Status::ALL {
+            text.push_str(&format!("  {:<16}{}\n", status.name(), status.meaning()));
+        }
+        text
     }
 }
 
@@ -224,17 +266,17 @@ mod tests {
         }
         assert_eq!(Status::PartitionGone.name(), "partition gone");
         assert_eq!(Status::BelowRange.name(), "below range");
-        // The key is the name in snake_case, for label values.
-        for status in [
-            Status::Ok,
-            Status::BelowRange,
-            Status::AboveRange,
-            Status::Missing,
-            Status::Corrupt,
-            Status::PartitionGone,
-        ] {
-            assert_eq!(status.key(), status.name().replace(' ', "_"));
+        // The key is the name in snake_case without hyphens, for label values.
+        for status in Status::ALL {
+            assert_eq!(
+                status.key(),
+                status.name().replace(' ', "_").replace('-', "")
+            );
+            assert!(Status::help().contains(&format!("  {:<16}", status.name())));
         }
+        // describe shows a re-created topic's status as the engine's Display of it.
+        let recreated = offsetkeeper::Recreated::between(Some("a"), Some("b")).expect("IDs differ");
+        assert!(recreated.to_string().starts_with(Status::Recreated.name()));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::names::check_name;
 use crate::names::checked_topics;
+use crate::recreated::{recreated_by_record_time, Unidentified};
 use crate::runtime::runtime;
 use crate::validate::{PartitionRange, Recreated, Stored};
 use crate::zookeeper::layout::parse_partition;
@@ -111,6 +112,18 @@ pub(crate) fn stored(
     group: &str,
     topics: &[String],
 ) -> Result<Vec<(TopicPartition, Stored)>> {
+    Ok(stored_with_times(cx, group, topics)?
+        .into_iter()
+        .map(|(tp, stored, _)| (tp, stored))
+        .collect())
+}
+
+/// [`stored`], each with the time its node was last written (ms since the epoch).
+fn stored_with_times(
+    cx: &Context,
+    group: &str,
+    topics: &[String],
+) -> Result<Vec<(TopicPartition, Stored, i64)>> {
     let (topics, dirs) = topic_dirs(cx, group, topics)?;
     let layout = cx.layout(group);
     cx.store.block_on(async {
@@ -136,11 +149,14 @@ pub(crate) fn stored(
             .iter()
             .map(|tp| layout.offset_path(&tp.topic, tp.partition))
             .collect();
-        let values = cx.store.read(&paths).await?;
+        let nodes = cx.store.read_nodes(&paths).await?;
         Ok(partitions
             .into_iter()
-            .zip(values)
-            .map(|(tp, raw)| (tp, raw.map_or(Stored::Missing, |raw| Stored::parse(&raw))))
+            .zip(nodes)
+            .map(|(tp, node)| match node {
+                Some(node) => (tp, Stored::parse(&node.data), node.mtime),
+                None => (tp, Stored::Missing, 0),
+            })
             .collect())
     })
 }
@@ -180,7 +196,7 @@ pub(crate) fn survey(cx: &Context, group: &str, topics: &[String]) -> Result<Vec
                 Ok::<_, Error>((ranges, ids))
             })
         });
-        let stored = stored(cx, group, &topics).and_then(|stored| {
+        let stored = stored_with_times(cx, group, &topics).and_then(|stored| {
             let folders = cx.store.block_on(cx.store.read_nodes(&folders))?;
             Ok((stored, folders))
         });
@@ -191,25 +207,61 @@ pub(crate) fn survey(cx: &Context, group: &str, topics: &[String]) -> Result<Vec
     });
     let ((stored, folders), (mut ranges, ids)) = (stored?, existing?);
     let mut recreated: HashMap<&str, Recreated> = HashMap::new();
+    let mut unidentified: HashSet<&str> = HashSet::new();
     {
         let mut trackers = cx.tracked.lock();
         let tracker = trackers.group(group);
         for (topic, folder) in topics.iter().zip(&folders) {
             let current = ids.get(topic).cloned().flatten();
             let stored_id = folder.as_ref().and_then(|f| parse_topic_identity(&f.data));
+            if stored_id.is_none() || current.is_none() {
+                unidentified.insert(topic.as_str());
+            }
             let Some(found) = Recreated::between(stored_id.as_deref(), current.as_deref()) else {
                 tracker.observe_topic(topic, current, folder.as_ref(), BTreeSet::new());
                 continue;
             };
             let old: BTreeSet<i32> = stored
                 .iter()
-                .filter(|(tp, value)| {
+                .filter(|(tp, value, _)| {
                     *tp.topic == **topic && *value != Stored::Missing && ranges.contains_key(tp)
                 })
-                .map(|(tp, _)| tp.partition)
+                .map(|(tp, _, _)| tp.partition)
                 .collect();
             tracker.observe_topic(topic, current, folder.as_ref(), old);
             recreated.insert(topic.as_str(), found);
+        }
+    }
+    // Topics whose IDs tell nothing: judged by their records' timestamps, as a load does.
+    if let Some(tolerance) = cx.recreated_timestamp_tolerance {
+        let judged: Vec<Unidentified> = stored
+            .iter()
+            .filter(|(tp, _, _)| unidentified.contains(&*tp.topic))
+            .filter_map(|(tp, value, committed_at_ms)| {
+                ranges.get(tp).map(|range| Unidentified {
+                    partition: tp,
+                    stored: value,
+                    range: *range,
+                    committed_at_ms: *committed_at_ms,
+                })
+            })
+            .collect();
+        let found = runtime()?.block_on(recreated_by_record_time(brokers, &judged, tolerance))?;
+        let mut trackers = cx.tracked.lock();
+        let tracker = trackers.group(group);
+        for (topic, evidence) in found {
+            let Some(name) = topics.iter().find(|t| **t == topic) else {
+                continue;
+            };
+            let old: BTreeSet<i32> = stored
+                .iter()
+                .filter(|(tp, value, _)| {
+                    *tp.topic == *topic && *value != Stored::Missing && ranges.contains_key(tp)
+                })
+                .map(|(tp, _, _)| tp.partition)
+                .collect();
+            tracker.mark_old(&topic, old);
+            recreated.insert(name.as_str(), evidence);
         }
     }
     let mut by_topic: HashMap<String, Vec<Surveyed>> = HashMap::new();
@@ -225,7 +277,7 @@ pub(crate) fn survey(cx: &Context, group: &str, topics: &[String]) -> Result<Vec
             });
     };
     let mut seen = HashSet::new();
-    for (partition, stored) in stored {
+    for (partition, stored, _) in stored {
         seen.insert(partition.clone());
         let range = ranges.remove(&partition);
         add(partition, stored, range);

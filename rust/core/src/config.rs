@@ -23,7 +23,7 @@ use crate::names::check_base_path;
 use crate::sasl::SaslProviderHandle;
 use crate::validate::{OnAboveRange, OnBelowRange, OnMissing, OnRecreated, Policy};
 use crate::zookeeper::ZkConfig;
-pub use defaults::DEFAULT_COMMIT_OUTAGE_TOLERANCE;
+pub use defaults::{DEFAULT_COMMIT_OUTAGE_TOLERANCE, DEFAULT_RECREATED_TIMESTAMP_TOLERANCE};
 use defaults::{EXPIRY_SLACK, MAX_TIMEOUT_MS, MAX_WAIT};
 
 /// The ZooKeeper connect string, `host:port[,host:port...][/chroot]` (Kafka's own key).
@@ -62,6 +62,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "offsetkeeper.on.recreated",
         "earliest, latest, fail (default earliest)",
+    ),
+    (
+        "offsetkeeper.recreated.timestamp.tolerance.ms",
+        "0 to 86400000, or off (default 300000)",
     ),
     ("offsetkeeper.fencing", "true, false (default true)"),
     (
@@ -108,6 +112,11 @@ pub struct KeeperConfig {
     /// written by the next commit. Zero: every such failure is returned at once. 5 minutes by
     /// default ([`DEFAULT_COMMIT_OUTAGE_TOLERANCE`]).
     pub commit_outage_tolerance: Duration,
+    /// Re-created topics without a recorded topic ID: a stored offset is judged written for an
+    /// older log when a record below it is timestamped more than this after the offset was
+    /// committed (the producers' and brokers' clocks may run this far ahead of ZooKeeper's).
+    /// `None`: not checked. 5 minutes by default ([`DEFAULT_RECREATED_TIMESTAMP_TOLERANCE`]).
+    pub recreated_timestamp_tolerance: Option<Duration>,
     /// The host's SASL mechanism (the jar's JVM Kerberos login), which `sasl.mechanism=GSSAPI`
     /// and `zookeeper.sasl.mechanism=GSSAPI` need; `None` (the default): they are refused.
     /// Not a property: set by code ([`with_sasl_provider`](Self::with_sasl_provider)).
@@ -164,6 +173,7 @@ impl KeeperConfig {
             monotonic: true,
             ownership: Ownership::default(),
             commit_outage_tolerance: DEFAULT_COMMIT_OUTAGE_TOLERANCE,
+            recreated_timestamp_tolerance: Some(DEFAULT_RECREATED_TIMESTAMP_TOLERANCE),
             sasl_provider: None,
         }
     }
@@ -300,6 +310,8 @@ struct Parsed {
     ownership: Option<bool>,
     ownership_wait: Option<Duration>,
     commit_outage_tolerance: Option<Duration>,
+    /// `Some(None)`: off.
+    recreated_timestamp_tolerance: Option<Option<Duration>>,
 }
 
 impl Parsed {
@@ -350,6 +362,16 @@ impl Parsed {
                 }
                 "offsetkeeper.commit.outage.tolerance.ms" => {
                     parsed.commit_outage_tolerance = Some(millis(key, value, 0, MAX_WAIT_MS)?)
+                }
+                "offsetkeeper.recreated.timestamp.tolerance.ms" => {
+                    parsed.recreated_timestamp_tolerance = Some(match value.trim() {
+                        "off" => None,
+                        _ => Some(millis(key, value, 0, MAX_WAIT_MS).map_err(|_| {
+                            Error::invalid(format!(
+                                "{key} '{value}' is not allowed; allowed: whole milliseconds from 0 to {MAX_WAIT_MS}, or off"
+                            ))
+                        })?),
+                    })
                 }
                 other if other.starts_with("offsetkeeper.") => {
                     let allowed: Vec<&str> = KEYS.iter().map(|(key, _)| *key).collect();
@@ -413,6 +435,9 @@ impl Parsed {
         config.commit_outage_tolerance = self
             .commit_outage_tolerance
             .unwrap_or(config.commit_outage_tolerance);
+        config.recreated_timestamp_tolerance = self
+            .recreated_timestamp_tolerance
+            .unwrap_or(config.recreated_timestamp_tolerance);
         Ok(config)
     }
 }
@@ -576,6 +601,13 @@ mod tests {
                     ms(DEFAULT_COMMIT_OUTAGE_TOLERANCE)
                 ),
             ),
+            (
+                "offsetkeeper.recreated.timestamp.tolerance.ms",
+                format!(
+                    "0 to {MAX_WAIT_MS}, or off (default {})",
+                    ms(DEFAULT_RECREATED_TIMESTAMP_TOLERANCE)
+                ),
+            ),
         ];
         for (key, text) in expected {
             let shown = shown(key).unwrap_or_default();
@@ -602,6 +634,10 @@ mod tests {
             config.commit_outage_tolerance,
             DEFAULT_COMMIT_OUTAGE_TOLERANCE
         );
+        assert_eq!(
+            config.recreated_timestamp_tolerance,
+            Some(DEFAULT_RECREATED_TIMESTAMP_TOLERANCE)
+        );
     }
 
     #[test]
@@ -620,6 +656,7 @@ mod tests {
             ("offsetkeeper.ownership", "false"),
             ("offsetkeeper.ownership.wait.ms", "0"),
             ("offsetkeeper.commit.outage.tolerance.ms", "0"),
+            ("offsetkeeper.recreated.timestamp.tolerance.ms", "60000"),
             ("zookeeper.server.version", "3.4.14"),
             ("client.id", "job-1"),
         ])
@@ -642,7 +679,13 @@ mod tests {
         assert!(!config.fencing && !config.monotonic && !config.ownership.enabled);
         assert_eq!(config.ownership.wait, Some(Duration::ZERO));
         assert_eq!(config.commit_outage_tolerance, Duration::ZERO);
+        assert_eq!(
+            config.recreated_timestamp_tolerance,
+            Some(Duration::from_secs(60))
+        );
         assert_eq!(config.kafka.get("client.id"), Some("job-1"));
+        let off = with(&[("offsetkeeper.recreated.timestamp.tolerance.ms", "off")]).unwrap();
+        assert_eq!(off.recreated_timestamp_tolerance, None);
     }
 
     #[test]
@@ -694,6 +737,13 @@ mod tests {
             (
                 ("offsetkeeper.commit.outage.tolerance.ms", "86400001"),
                 &["'86400001'", "from 0 to 86400000"],
+            ),
+            (
+                ("offsetkeeper.recreated.timestamp.tolerance.ms", "5min"),
+                &[
+                    "offsetkeeper.recreated.timestamp.tolerance.ms '5min'",
+                    "from 0 to 86400000, or off",
+                ],
             ),
             (
                 ("offsetkeeper.on.missing", "sometimes"),

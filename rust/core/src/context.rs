@@ -24,6 +24,8 @@ pub(crate) struct Context {
     pub(crate) monotonic: bool,
     pub(crate) ownership: Ownership,
     pub(crate) commit_outage_tolerance: Duration,
+    /// See [`crate::KeeperConfig::recreated_timestamp_tolerance`].
+    pub(crate) recreated_timestamp_tolerance: Option<Duration>,
 }
 
 impl Context {

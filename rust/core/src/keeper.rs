@@ -57,6 +57,7 @@ impl OffsetKeeper {
             monotonic: config.monotonic,
             ownership: config.ownership,
             commit_outage_tolerance: config.commit_outage_tolerance,
+            recreated_timestamp_tolerance: config.recreated_timestamp_tolerance,
         });
         // Only a deferred commit makes an outage known: with a tolerance of zero none is.
         let reconnect = if cx.commit_outage_tolerance.is_zero() {
@@ -96,6 +97,7 @@ impl OffsetKeeper {
                 },
                 // Operators' tools fail at once (and so need no reconnect).
                 commit_outage_tolerance: Duration::ZERO,
+                recreated_timestamp_tolerance: None,
             }),
             reconnect: None,
         })

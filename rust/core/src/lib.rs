@@ -19,6 +19,7 @@ mod partition_map;
 #[cfg(test)]
 mod properties;
 mod reconnect;
+mod recreated;
 mod runtime;
 pub mod sasl;
 pub mod tls;

@@ -1,13 +1,14 @@
 //! `load`: discovers a group's partitions, takes their ownership, reads their stored offsets
 //! and their ranges side by side, and validates each against the policy.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::future::Future;
 use std::time::Duration;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::names::checked_topics;
+use crate::recreated::{recreated_by_record_time, Unidentified};
 use crate::runtime::runtime;
 use crate::tracked::Tracker;
 use crate::validate::{
@@ -158,7 +159,12 @@ pub const STALE: &str = "stale (partition no longer exists)";
 /// were stored, and the offsets stored for partitions that no longer exist.
 struct Inspection {
     partitions: Vec<Inspected>,
+    /// When each partition's offset node was last written (ms since the epoch; 0: no node),
+    /// in the order of `partitions`.
+    committed_at: Vec<i64>,
     recreated: HashMap<String, Recreated>,
+    /// The topics whose recorded and current IDs tell nothing (either is unknown).
+    unidentified: HashSet<String>,
     stale: Vec<StalePartition>,
 }
 
@@ -172,7 +178,7 @@ type Read = (Vec<Option<Node>>, Vec<StalePartition>);
 /// What ZooKeeper holds and what Kafka has, unvalidated.
 pub(crate) fn inspect(cx: &Context, group: &str, topics: &[String]) -> Result<Vec<Inspected>> {
     let topics = checked_topics(group, topics)?;
-    let inspection = runtime()?.block_on(discover_and_inspect(cx, group, &topics, false))?;
+    let inspection = runtime()?.block_on(inspect_and_judge(cx, group, &topics, false))?;
     Ok(inspection.partitions)
 }
 
@@ -181,7 +187,7 @@ pub(crate) fn load(cx: &Context, group: &str, topics: &[String]) -> Result<Loade
     let topics = checked_topics(group, topics)?;
     let runtime = runtime()?;
     let before = cx.owners.owned_in(group);
-    let inspected = runtime.block_on(discover_and_inspect(cx, group, &topics, true));
+    let inspected = runtime.block_on(inspect_and_judge(cx, group, &topics, true));
     let loaded = inspected.and_then(|inspected| validated(cx, group, inspected));
     if let Err(err) = &loaded {
         // A failed load leaves no ownership behind that it took, when ZooKeeper can answer:
@@ -197,6 +203,50 @@ pub(crate) fn load(cx: &Context, group: &str, topics: &[String]) -> Result<Loade
         }
     }
     loaded
+}
+
+/// `discover_and_inspect`, then the topics with no usable topic ID judged by their records'
+/// timestamps ([`crate::recreated`]): one more ListOffsets round, only for those topics'
+/// partitions whose stored offset the rule can judge. With `own`, the partitions of a topic so
+/// found re-created hold old offsets for the tracker, as with a changed topic ID.
+async fn inspect_and_judge(
+    cx: &Context,
+    group: &str,
+    topics: &[String],
+    own: bool,
+) -> Result<Inspection> {
+    let mut inspection = discover_and_inspect(cx, group, topics, own).await?;
+    let Some(tolerance) = cx.recreated_timestamp_tolerance else {
+        return Ok(inspection);
+    };
+    let unidentified: Vec<Unidentified> = inspection
+        .partitions
+        .iter()
+        .zip(&inspection.committed_at)
+        .filter(|(i, _)| inspection.unidentified.contains(&*i.partition.topic))
+        .map(|(i, committed_at_ms)| Unidentified {
+            partition: &i.partition,
+            stored: &i.stored,
+            range: i.range,
+            committed_at_ms: *committed_at_ms,
+        })
+        .collect();
+    let found = recreated_by_record_time(cx.brokers()?, &unidentified, tolerance).await?;
+    if own && !found.is_empty() {
+        let mut trackers = cx.tracked.lock();
+        let tracker = trackers.group(group);
+        for topic in found.keys() {
+            let old: BTreeSet<i32> = inspection
+                .partitions
+                .iter()
+                .filter(|i| *i.partition.topic == **topic && i.stored != Stored::Missing)
+                .map(|i| i.partition.partition)
+                .collect();
+            tracker.mark_old(topic, old);
+        }
+    }
+    inspection.recreated.extend(found);
+    Ok(inspection)
 }
 
 /// Asks the brokers for the topics' partitions (while the ZooKeeper session opens), then
@@ -303,7 +353,12 @@ async fn inspect_partitions(
     let (leaves, folders) = nodes.split_at(partitions.len());
     Ok(Inspection {
         partitions: inspected(partitions, leaves, ranges),
+        committed_at: leaves
+            .iter()
+            .map(|node| node.as_ref().map_or(0, |node| node.mtime))
+            .collect(),
         recreated: recreated_topics(topics, folders, &ids),
+        unidentified: unidentified_topics(topics, folders, &ids),
         stale,
     })
 }
@@ -490,6 +545,26 @@ fn recreated_topics(
         .collect()
 }
 
+/// The topics whose recorded and current IDs tell nothing: no ID recorded beside the offsets
+/// (written by another tool, or by offsetkeeper before its first commit on Kafka 2.8+), or
+/// none from the brokers (before 2.8).
+fn unidentified_topics(
+    topics: &[String],
+    folders: &[Option<Node>],
+    ids: &TopicIds,
+) -> HashSet<String> {
+    topics
+        .iter()
+        .zip(folders)
+        .filter(|(topic, folder)| {
+            let stored_id = folder.as_ref().and_then(|f| parse_topic_identity(&f.data));
+            let current = ids.get(*topic).cloned().flatten();
+            stored_id.is_none() || current.is_none()
+        })
+        .map(|(topic, _)| topic.clone())
+        .collect()
+}
+
 /// Each partition with what its node stores and its range.
 fn inspected(
     partitions: &[TopicPartition],
@@ -517,6 +592,7 @@ fn validated(cx: &Context, group: &str, inspection: Inspection) -> Result<Loaded
         partitions: inspected,
         recreated,
         stale,
+        ..
     } = inspection;
     log_stale(group, &stale);
     // Each partition's own stored value: no copies, no map (perf showed them at P=1000).
@@ -718,7 +794,7 @@ mod tests {
         .collect();
         let recreated: HashMap<String, Recreated> = [(
             "t".to_string(),
-            Recreated {
+            Recreated::TopicId {
                 stored_id: "A".into(),
                 current_id: "B".into(),
             },

@@ -1287,6 +1287,7 @@ mod tests {
             data: data.to_vec(),
             version,
             ctime: 0,
+            mtime: 0,
             ephemeral_owner: session,
         };
         let me = identity.thread_id("g").into_bytes();

@@ -248,6 +248,15 @@ impl Tracker {
             .insert(topic.to_string(), TopicSeen { current, node, old });
     }
 
+    /// Marks the partitions of a topic found re-created by other means than its ID (see
+    /// [`crate::recreated`]) as holding the old topic's offsets, as [`Tracker::observe_topic`]
+    /// does for a changed ID: the brokers' ID is recorded once each has been written again.
+    pub(crate) fn mark_old(&mut self, topic: &str, old: BTreeSet<i32>) {
+        if let Some(seen) = self.topics.get_mut(topic) {
+            seen.old = old;
+        }
+    }
+
     /// What was read once this keeper took ownership: as [`Tracker::observe`], but the offsets
     /// of deferred commits stay (the job goes on from them).
     pub(crate) fn adopt(&mut self, partition: &TopicPartition, node: Option<&Node>) {
@@ -648,6 +657,7 @@ mod tests {
             data: data.as_bytes().to_vec(),
             version,
             ctime: 0,
+            mtime: 0,
             ephemeral_owner: 0,
         }
     }

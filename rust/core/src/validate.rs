@@ -342,12 +342,27 @@ pub fn validate_entry(
     validate(stored, range, policy).map_err(|refusal| EntryError::Refused { index, refusal })
 }
 
-/// A topic whose ID changed: the stored offsets were written for the topic of `stored_id`, and
-/// the brokers' topic of that name is now `current_id`.
+/// How a load knew that a topic was deleted and re-created since its offsets were stored.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Recreated {
-    pub stored_id: String,
-    pub current_id: String,
+pub enum Recreated {
+    /// The topic ID recorded beside the offsets (`stored_id`) is not the brokers' topic of
+    /// that name (`current_id`): Kafka 2.8 and later, once offsetkeeper has committed.
+    TopicId {
+        stored_id: String,
+        current_id: String,
+    },
+    /// No topic ID is recorded, and a record below the stored offset was produced after the
+    /// offset was committed: every record below a committed offset was in the log before the
+    /// commit, so this log is not the one the offset was committed for. `committed_at_ms` is
+    /// the offset's znode modification time; the first record of `partition` timestamped at
+    /// or after `committed_at_ms + tolerance_ms` is at `first_offset`, below `stored`.
+    RecordAfterCommit {
+        partition: i32,
+        stored: i64,
+        committed_at_ms: i64,
+        tolerance_ms: i64,
+        first_offset: i64,
+    },
 }
 
 impl Recreated {
@@ -355,22 +370,80 @@ impl Recreated {
     /// older offsetkeeper or tool) or no current one (brokers before 2.8) tells nothing.
     pub fn between(stored_id: Option<&str>, current_id: Option<&str>) -> Option<Recreated> {
         match (stored_id, current_id) {
-            (Some(stored), Some(current)) if stored != current => Some(Recreated {
+            (Some(stored), Some(current)) if stored != current => Some(Recreated::TopicId {
                 stored_id: stored.to_string(),
                 current_id: current.to_string(),
             }),
             _ => None,
         }
     }
+
+    /// The re-creation a record's timestamp shows, for a partition whose stored offset has no
+    /// topic ID beside it: `first_offset` is the brokers' answer to "the first offset whose
+    /// timestamp is at or after `committed_at_ms + tolerance`" (`None`: no such record). On the
+    /// log the offset was committed for, every record below `stored` was produced before the
+    /// commit, so that offset is `stored` or more, unless a producer's clock ran more than the
+    /// tolerance ahead; below it, the log is a newer one.
+    pub fn by_record_time(
+        partition: i32,
+        stored: i64,
+        committed_at_ms: i64,
+        tolerance: std::time::Duration,
+        first_offset: Option<i64>,
+    ) -> Option<Recreated> {
+        match first_offset {
+            Some(first_offset) if first_offset < stored => Some(Recreated::RecordAfterCommit {
+                partition,
+                stored,
+                committed_at_ms,
+                tolerance_ms: i64::try_from(tolerance.as_millis()).unwrap_or(i64::MAX),
+                first_offset,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether a partition's stored value is one [`by_record_time`](Self::by_record_time) can
+    /// judge and needs to: an offset with records below it in the log (above `earliest`) and
+    /// not past its end (an offset above `latest` is above range, decided as such), written at
+    /// a known time.
+    pub fn record_time_can_tell(
+        stored: &Stored,
+        range: PartitionRange,
+        committed_at_ms: i64,
+    ) -> bool {
+        matches!(stored, Stored::Offset(offset) if *offset > range.earliest && *offset <= range.latest)
+            && committed_at_ms > 0
+    }
+}
+
+/// Milliseconds since the epoch as `2024-05-01T12:00:00.123Z`.
+fn utc_millis(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map_or_else(|_| format!("{ms} ms since the epoch"), |at| at.to_string())
 }
 
 impl fmt::Display for Recreated {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "re-created (id {} -> {})",
-            self.stored_id, self.current_id
-        )
+        match self {
+            Recreated::TopicId {
+                stored_id,
+                current_id,
+            } => write!(f, "re-created (id {stored_id} -> {current_id})"),
+            Recreated::RecordAfterCommit {
+                partition,
+                stored,
+                committed_at_ms,
+                tolerance_ms,
+                first_offset,
+            } => write!(
+                f,
+                "re-created (no topic ID stored; partition {partition}'s offset {stored} was committed at {}, yet its record at offset {first_offset} is timestamped at or after {}, {} s later)",
+                utc_millis(*committed_at_ms),
+                utc_millis(committed_at_ms.saturating_add(*tolerance_ms)),
+                tolerance_ms / 1000
+            ),
+        }
     }
 }
 
@@ -574,6 +647,46 @@ mod tests {
             validate_recreated(&Stored::Missing, RANGE, &with(OnRecreated::Fail)),
             decision(100, Action::Initialized, 0)
         );
+    }
+
+    #[test]
+    fn recreated_by_record_time_only_when_a_record_below_the_stored_offset_is_newer() {
+        let tolerance = std::time::Duration::from_secs(300);
+        let committed = 1_700_000_000_000;
+        let r = Recreated::by_record_time(3, 50, committed, tolerance, Some(12)).unwrap();
+        assert_eq!(
+            r.to_string(),
+            "re-created (no topic ID stored; partition 3's offset 50 was committed at 2023-11-14T22:13:20Z, yet its record at offset 12 is timestamped at or after 2023-11-14T22:18:20Z, 300 s later)"
+        );
+        // The same log: the first such record is at or after the stored offset, or none is.
+        assert_eq!(
+            Recreated::by_record_time(3, 50, committed, tolerance, Some(50)),
+            None
+        );
+        assert_eq!(
+            Recreated::by_record_time(3, 50, committed, tolerance, Some(90)),
+            None
+        );
+        assert_eq!(
+            Recreated::by_record_time(3, 50, committed, tolerance, None),
+            None
+        );
+        let can = |stored, earliest, latest, at| {
+            Recreated::record_time_can_tell(&stored, PartitionRange { earliest, latest }, at)
+        };
+        assert!(can(Stored::Offset(50), 0, 80, committed));
+        assert!(can(Stored::Offset(80), 0, 80, committed));
+        assert!(
+            !can(Stored::Offset(50), 50, 80, committed),
+            "nothing below it to skip"
+        );
+        assert!(
+            !can(Stored::Offset(90), 0, 80, committed),
+            "above range: decided as such"
+        );
+        assert!(!can(Stored::Missing, 0, 80, committed));
+        assert!(!can(Stored::Corrupt(b"x".to_vec()), 0, 80, committed));
+        assert!(!can(Stored::Offset(50), 0, 80, 0), "no commit time");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 mod support;
 
 use offsetkeeper::zookeeper::layout::parse_topic_identity;
-use offsetkeeper::{Action, Error, OnRecreated, Stored, TopicPartition};
+use offsetkeeper::{Action, Error, OnRecreated, Recreated, Stored, TopicPartition};
 use support::{batch, capabilities, cluster, keeper, keeper_with, offset_path, unique, Kafka, Zk};
 
 fn topic_dir(group: &str, topic: &str) -> String {
@@ -27,6 +27,25 @@ fn recorded_as_the_brokers_allow(id: &Option<String>) {
         "Kafka {}: a commit records the topic ID when the brokers have one (2.8+), got {id:?}",
         capabilities().kafka
     );
+}
+
+/// The stored and current IDs of a re-creation its topic ID told.
+struct Ids {
+    stored_id: String,
+    current_id: String,
+}
+
+fn by_id(recreated: Option<Recreated>) -> Ids {
+    match recreated {
+        Some(Recreated::TopicId {
+            stored_id,
+            current_id,
+        }) => Ids {
+            stored_id,
+            current_id,
+        },
+        other => panic!("expected a re-creation told by the topic ID, got {other:?}"),
+    }
 }
 
 /// (partition, stored, chosen, action, records lost) of a load.
@@ -140,7 +159,7 @@ fn a_recreated_topic_filled_past_the_stored_offset_is_caught_by_its_id() {
             (1, Stored::Offset(8), 0, Action::Recreated, 0),
         ]
     );
-    let recreated = loaded.partitions[0].recreated.clone().expect("re-created");
+    let recreated = by_id(loaded.partitions[0].recreated.clone());
     assert_eq!(recreated.stored_id, old_id);
     assert_ne!(recreated.current_id, old_id);
     let text = format!("re-created (id {old_id} -> {})", recreated.current_id);
@@ -346,7 +365,7 @@ fn a_keeper_loading_again_sees_a_topic_re_created_or_grown_since_its_last_load()
                 (1, Stored::Offset(8), 0, Action::Recreated, 0),
             ]
         );
-        let recreated = loaded.partitions[0].recreated.clone().expect("re-created");
+        let recreated = by_id(loaded.partitions[0].recreated.clone());
         assert_eq!(recreated.stored_id, first_id);
         // The commit records the new ID: the load recorded what it read with the new metadata.
         keeper.commit(&group, &batch(&topic, 2, 5)).unwrap();
@@ -401,4 +420,262 @@ fn a_keeper_loading_again_sees_a_topic_re_created_or_grown_since_its_last_load()
     assert_eq!(loaded.partitions[0].range.latest, 3);
     let stale: Vec<i32> = loaded.stale.iter().map(|s| s.partition.partition).collect();
     assert_eq!(stale, vec![1]);
+}
+
+/// Milliseconds since the epoch, now.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .expect("clock after 1970")
+}
+
+/// A keeper whose re-creation check by record timestamps allows `tolerance` (`None`: off).
+fn keeper_tolerating(
+    cluster: &support::Cluster,
+    tolerance: Option<std::time::Duration>,
+) -> offsetkeeper::OffsetKeeper {
+    keeper_with(cluster, &[], |c| {
+        c.recreated_timestamp_tolerance = tolerance
+    })
+}
+
+/// Offsets as a hand-written coordinator stores them: the bare decimal in each partition's node,
+/// no topic ID beside them.
+fn store_by_hand(zk: &Zk, group: &str, topic: &str, offsets: &[(i32, i64)]) {
+    for (partition, offset) in offsets {
+        zk.put(
+            &offset_path(group, topic, *partition),
+            offset.to_string().as_bytes(),
+        );
+    }
+    assert_eq!(stored_id(zk, group, topic), None, "no topic ID by hand");
+}
+
+#[test]
+fn a_topic_recreated_without_a_recorded_id_is_caught_by_its_records_timestamps() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let (group, topic) = (unique("g"), unique("moved"));
+    let topics = vec![topic.clone()];
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 10);
+    kafka.produce(&topic, 1, 10);
+    // The job before offsetkeeper stored 8 for each partition.
+    store_by_hand(&zk, &group, &topic, &[(0, 8), (1, 8)]);
+    let committed = now_ms();
+
+    // Deleted and re-created while the job was stopped; refilled past 8 by producers that
+    // went on later: partition 0's records are stamped 6 minutes after the commit (beyond the
+    // default 5-minute tolerance), partition 1's at once (within it).
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 2);
+    let later: Vec<i64> = (0..20).map(|i| committed + 360_000 + i).collect();
+    kafka.produce_at(&topic, 0, &later);
+    kafka.produce(&topic, 1, 20);
+
+    // describe's view tells the same as the load, before it.
+    let surveyed = keeper(&cluster).survey(&group, &topics).unwrap();
+    assert!(
+        surveyed
+            .iter()
+            .all(|s| matches!(s.recreated, Some(Recreated::RecordAfterCommit { .. }))),
+        "{surveyed:?}"
+    );
+
+    // The default policy: the whole topic starts at its earliest offset, and says how it knew.
+    let keeper = keeper(&cluster);
+    let loaded = keeper.load(&group, &topics).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(8), 0, Action::Recreated, 0),
+            (1, Stored::Offset(8), 0, Action::Recreated, 0),
+        ]
+    );
+    let Some(Recreated::RecordAfterCommit {
+        partition,
+        stored,
+        committed_at_ms,
+        tolerance_ms,
+        first_offset,
+    }) = loaded.partitions[1].recreated.clone()
+    else {
+        panic!(
+            "expected a re-creation told by timestamps: {:?}",
+            loaded.partitions[1]
+        );
+    };
+    assert_eq!(
+        (partition, stored, tolerance_ms, first_offset),
+        (0, 8, 300_000, 0)
+    );
+    // The node's modification time, by ZooKeeper's clock: the commit, within the test's span.
+    assert!(
+        (committed - 60_000..=committed + 60_000).contains(&committed_at_ms),
+        "committed at {committed_at_ms}, stored by hand at {committed}"
+    );
+    let text = loaded.partitions[1].action_text();
+    assert!(
+        text.starts_with(
+            "re-created (no topic ID stored; partition 0's offset 8 was committed at "
+        ) && text.contains("yet its record at offset 0 is timestamped at or after"),
+        "{text}"
+    );
+    assert!(loaded.table().contains(&text), "{}", loaded.table());
+
+    // The first commit records the brokers' topic ID (2.8+), as after any load.
+    keeper.commit(&group, &batch(&topic, 2, 5)).unwrap();
+    drop(keeper);
+    recorded_as_the_brokers_allow(&stored_id(&zk, &group, &topic));
+    assert_eq!(zk.get(&offset_path(&group, &topic, 0)).unwrap(), b"5");
+
+    // on_recreated=fail: refused naming the evidence; nothing written.
+    let (group, topic) = (unique("g"), unique("moved"));
+    let topics = vec![topic.clone()];
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 10);
+    store_by_hand(&zk, &group, &topic, &[(0, 8)]);
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 1);
+    let later: Vec<i64> = (0..20).map(|i| now_ms() + 360_000 + i).collect();
+    kafka.produce_at(&topic, 0, &later);
+    let fail = keeper_with(&cluster, &[], |c| c.policy.on_recreated = OnRecreated::Fail);
+    let err = fail.load(&group, &topics).unwrap_err();
+    let Error::PolicyViolation(message) = &err else {
+        panic!("expected a policy violation, got {err}");
+    };
+    assert!(
+        message.contains(&format!(
+            "topic {topic} was re-created (no topic ID stored; partition 0's offset 8"
+        )) && message.contains("on_recreated=fail"),
+        "{message}"
+    );
+    assert_eq!(zk.get(&offset_path(&group, &topic, 0)).unwrap(), b"8");
+    assert_eq!(stored_id(&zk, &group, &topic), None);
+    drop(fail);
+
+    // off: not checked; 8 within [0, 20] is kept, as before the check existed.
+    let unchecked = keeper_tolerating(&cluster, None);
+    let loaded = unchecked.load(&group, &topics).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![(0, Stored::Offset(8), 8, Action::Kept, 0)]
+    );
+}
+
+#[test]
+fn a_live_topic_is_never_judged_recreated_by_its_records_timestamps() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("g");
+    // A 1.5 s tolerance, so that records produced after the commit are beyond it within a test.
+    let keeper = keeper_tolerating(&cluster, Some(std::time::Duration::from_millis(1_500)));
+    let expect_kept = |topic: &str, stored: i64, why: &str| {
+        let loaded = keeper.load(&group, &[topic.to_string()]).unwrap();
+        let report = &loaded.partitions[0];
+        assert_eq!(
+            (
+                report.decision.action,
+                report.decision.offset,
+                report.recreated.clone()
+            ),
+            (Action::Kept, stored, None),
+            "{why}: {report:?}"
+        );
+    };
+
+    // Records after the stored offset produced well after the commit (CreateTime).
+    let after = unique("after");
+    kafka.create_topic(&after, 1);
+    kafka.produce(&after, 0, 10);
+    store_by_hand(&zk, &group, &after, &[(0, 8)]);
+    // A producer clock running ahead within the tolerance, below the stored offset.
+    let skewed = unique("skewed");
+    kafka.create_topic(&skewed, 1);
+    kafka.produce_at(
+        &skewed,
+        0,
+        &(0..10).map(|i| now_ms() + 1_000 + i).collect::<Vec<_>>(),
+    );
+    store_by_hand(&zk, &group, &skewed, &[(0, 8)]);
+    // LogAppendTime: the brokers stamp records; the producers' (future) stamps do not count.
+    let appended = unique("appended");
+    kafka.create_topic_with(
+        &appended,
+        1,
+        1,
+        &[("message.timestamp.type", "LogAppendTime")],
+    );
+    kafka.produce_at(
+        &appended,
+        0,
+        &(0..10)
+            .map(|i| now_ms() + 3_600_000 + i)
+            .collect::<Vec<_>>(),
+    );
+    store_by_hand(&zk, &group, &appended, &[(0, 8)]);
+    // A compacted topic.
+    let compacted = unique("compacted");
+    kafka.create_topic_with(&compacted, 1, 1, &[("cleanup.policy", "compact")]);
+    kafka.produce(&compacted, 0, 10);
+    store_by_hand(&zk, &group, &compacted, &[(0, 8)]);
+    // No record after the stored offset.
+    let idle = unique("idle");
+    kafka.create_topic(&idle, 1);
+    kafka.produce(&idle, 0, 10);
+    store_by_hand(&zk, &group, &idle, &[(0, 10)]);
+    // An offset written by offsetkeeper's commit path, as `reset` and `import` write (within
+    // the range), with no load before it.
+    let reset = unique("reset");
+    kafka.create_topic(&reset, 1);
+    kafka.produce(&reset, 0, 10);
+    let writer = support::keeper(&cluster);
+    writer
+        .commit(&group, &[(TopicPartition::new(reset.as_str(), 0), 8)])
+        .unwrap();
+    drop(writer);
+
+    // Beyond the tolerance, each gets records newer than the commit past its stored offset.
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    for topic in [&after, &skewed, &appended, &compacted, &reset] {
+        kafka.produce(topic, 0, 10);
+    }
+    expect_kept(
+        &after,
+        8,
+        "records after the stored offset, newer than the commit",
+    );
+    expect_kept(&skewed, 8, "a producer clock ahead within the tolerance");
+    expect_kept(&appended, 8, "LogAppendTime, producer stamps an hour ahead");
+    expect_kept(&compacted, 8, "compacted topic");
+    expect_kept(&idle, 10, "no record after the stored offset");
+    expect_kept(&reset, 8, "written by offsetkeeper's commit path");
+
+    // A partition added later: nothing stored for it, initialized; the others kept.
+    kafka.add_partitions(&after, 2);
+    kafka.produce(&after, 1, 5);
+    let loaded = keeper.load(&group, std::slice::from_ref(&after)).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(8), 8, Action::Kept, 0),
+            (1, Stored::Missing, 0, Action::Initialized, 0),
+        ]
+    );
+
+    // The control: the same tolerance catches a topic re-created after its commit.
+    let reborn = unique("reborn");
+    kafka.create_topic(&reborn, 1);
+    kafka.produce(&reborn, 0, 10);
+    store_by_hand(&zk, &group, &reborn, &[(0, 8)]);
+    std::thread::sleep(std::time::Duration::from_millis(2_000));
+    kafka.delete_topic(&reborn);
+    kafka.create_topic(&reborn, 1);
+    kafka.produce(&reborn, 0, 20);
+    let loaded = keeper.load(&group, std::slice::from_ref(&reborn)).unwrap();
+    assert_eq!(
+        rows(&loaded),
+        vec![(0, Stored::Offset(8), 0, Action::Recreated, 0)]
+    );
 }

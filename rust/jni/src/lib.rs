@@ -19,7 +19,7 @@ use offsetkeeper::kafka::params::masked_pairs;
 use offsetkeeper::validate::validate_entry;
 use offsetkeeper::{
     Action, CommitBatch, KeeperConfig, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing,
-    PartitionRange, Policy, Stored, TopicPartition,
+    PartitionRange, Policy, Recreated, Stored, TopicPartition,
 };
 
 use convert::{
@@ -186,14 +186,22 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
             let chosen: Vec<i64> = rows.iter().map(|r| r.decision.offset).collect();
             let actions: Vec<i8> = rows.iter().map(|r| r.decision.action as i8).collect();
             let lost: Vec<i64> = rows.iter().map(|r| r.decision.records_lost).collect();
-            // A re-created topic's IDs per row, null elsewhere.
+            // A re-created topic's IDs per row (when its ID changed), null elsewhere.
             let (from, to): (Vec<Option<String>>, Vec<Option<String>>) = rows
                 .iter()
                 .map(|r| match &r.recreated {
-                    Some(ids) => (Some(ids.stored_id.clone()), Some(ids.current_id.clone())),
-                    None => (None, None),
+                    Some(Recreated::TopicId {
+                        stored_id,
+                        current_id,
+                    }) => (Some(stored_id.clone()), Some(current_id.clone())),
+                    _ => (None, None),
                 })
                 .unzip();
+            // How the engine knew, for the rows it started elsewhere for it.
+            let reasons: Vec<Option<String>> = rows
+                .iter()
+                .map(|r| (r.decision.action == Action::Recreated).then(|| r.action_text()))
+                .collect();
             let stale = &loaded.stale;
             let stale_topics: Vec<String> = stale
                 .iter()
@@ -211,6 +219,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
                 records_lost: new_longs(env, &lost)?,
                 recreated_from_ids: new_optional_strings(env, &from)?,
                 recreated_to_ids: new_optional_strings(env, &to)?,
+                recreated_reasons: new_optional_strings(env, &reasons)?,
                 stale_topics: new_strings(env, &stale_topics)?,
                 stale_partitions: new_ints(env, &stale_partitions)?,
                 stale_kinds: new_bytes(env, &stale_kinds)?,
@@ -355,7 +364,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_validate<'local>(
 
 /// Only in the test library (feature `test-panic`), for `io.offsetkeeper.PanicTest`: a panic
 /// inside the bridge's wrapper, as every entry point has it. The shipped library has no such
-/// entry point (tests/native/audit_elf.py refuses `*ForTest` exports).
+/// entry point (packaging/native/audit_elf.py refuses `*ForTest` exports).
 #[cfg(feature = "test-panic")]
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_offsetkeeper_PanicTest_panicForTest<'local>(

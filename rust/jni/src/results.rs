@@ -31,7 +31,7 @@ const PARTITIONS_SIG: MethodSignature<'static, 'static> =
     jni_sig!("([Ljava/lang/String;[I[I[B[J[Ljava/lang/String;[J[J)V");
 const LOAD_CLASS: &JNIStr = jni_str!("io/offsetkeeper/NativeLoadResult");
 const LOAD_SIG: MethodSignature<'static, 'static> = jni_sig!(
-    "(Lio/offsetkeeper/NativePartitions;[J[B[J[Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;[I[B[J[Ljava/lang/String;)V"
+    "(Lio/offsetkeeper/NativePartitions;[J[B[J[Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;[I[B[J[Ljava/lang/String;)V"
 );
 const INSPECT_CLASS: &JNIStr = jni_str!("io/offsetkeeper/NativeInspectResult");
 const INSPECT_SIG: MethodSignature<'static, 'static> =
@@ -174,6 +174,7 @@ pub struct LoadResult<'local> {
     pub records_lost: JLongArray<'local>,
     pub recreated_from_ids: JObjectArray<'local, JString<'local>>,
     pub recreated_to_ids: JObjectArray<'local, JString<'local>>,
+    pub recreated_reasons: JObjectArray<'local, JString<'local>>,
     pub stale_topics: JObjectArray<'local, JString<'local>>,
     pub stale_partitions: JIntArray<'local>,
     pub stale_kinds: JByteArray<'local>,
@@ -192,6 +193,7 @@ impl<'local> LoadResult<'local> {
                 JValue::Object(&self.records_lost),
                 JValue::Object(&self.recreated_from_ids),
                 JValue::Object(&self.recreated_to_ids),
+                JValue::Object(&self.recreated_reasons),
                 JValue::Object(&self.stale_topics),
                 JValue::Object(&self.stale_partitions),
                 JValue::Object(&self.stale_kinds),

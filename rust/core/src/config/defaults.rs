@@ -18,6 +18,12 @@ pub const DEFAULT_ZOOKEEPER_TIMEOUT: Duration = Duration::from_secs(10);
 /// ZooKeeper is gone for good stops while little has to be reprocessed.
 pub const DEFAULT_COMMIT_OUTAGE_TOLERANCE: Duration = Duration::from_secs(300);
 
+/// How far past a stored offset's commit time a record below it may be timestamped before the
+/// topic is judged re-created (when no topic ID is stored): well beyond the skew of clocks kept
+/// by NTP, and short enough that a topic re-created and refilled past the stored offset a few
+/// minutes after the job's last commit is caught.
+pub const DEFAULT_RECREATED_TIMESTAMP_TOLERANCE: Duration = Duration::from_secs(300);
+
 /// Added to the session timeout for the default ownership wait: ZooKeeper expires sessions on
 /// its tick, up to one tick (2 s by default) after their timeout.
 pub const EXPIRY_SLACK: Duration = Duration::from_secs(5);

@@ -422,8 +422,14 @@ impl Brokers {
         let (earliest, latest) = self
             .bounded("list offsets", &attempt, async {
                 futures::try_join!(
-                    self.list_offsets(&attempt, partitions, EARLIEST, LANE_EARLIEST, retry),
-                    self.list_offsets(&attempt, partitions, LATEST, LANE_LATEST, retry)
+                    self.list_offsets(
+                        &attempt,
+                        partitions,
+                        At::Every(EARLIEST),
+                        LANE_EARLIEST,
+                        retry
+                    ),
+                    self.list_offsets(&attempt, partitions, At::Every(LATEST), LANE_LATEST, retry)
                 )
             })
             .await?;
@@ -435,20 +441,41 @@ impl Brokers {
     }
 
     /// For each partition, the earliest offset whose record timestamp is at or after
-    /// `timestamp_ms` (milliseconds since the epoch), or `None` when no record is that recent.
-    /// One ListOffsets request per leader.
+    /// `timestamp_ms` (milliseconds since the epoch), or `None` when no record is that recent
+    /// (or the log's records carry no timestamps). One ListOffsets request per leader.
     pub async fn offsets_for_timestamp(
         &self,
         partitions: &[TopicPartition],
         timestamp_ms: i64,
     ) -> Result<HashMap<TopicPartition, Option<i64>>> {
-        if timestamp_ms < 0 {
+        let asked: Vec<i64> = vec![timestamp_ms; partitions.len()];
+        let found = self.offsets_at_times(partitions, &asked).await?;
+        Ok(partitions.iter().cloned().zip(found).collect())
+    }
+
+    /// For each partition, the earliest offset whose record timestamp is at or after its own
+    /// time in `timestamps_ms` (milliseconds since the epoch, in `partitions`' order), or
+    /// `None` when no record is that recent (or the log's records carry no timestamps). One
+    /// ListOffsets request per leader.
+    pub async fn offsets_at_times(
+        &self,
+        partitions: &[TopicPartition],
+        timestamps_ms: &[i64],
+    ) -> Result<Vec<Option<i64>>> {
+        if let Some(before) = timestamps_ms.iter().find(|t| **t < 0) {
             return Err(Error::invalid(format!(
-                "timestamp {timestamp_ms} ms is before 1970; allowed: 0 or more"
+                "timestamp {before} ms is before 1970; allowed: 0 or more"
+            )));
+        }
+        if timestamps_ms.len() != partitions.len() {
+            return Err(Error::Internal(format!(
+                "{} timestamps for {} partitions",
+                timestamps_ms.len(),
+                partitions.len()
             )));
         }
         if partitions.is_empty() {
-            return Ok(HashMap::new());
+            return Ok(Vec::new());
         }
         let attempt = Attempt::new(self.timeout);
         let found = self
@@ -458,28 +485,26 @@ impl Brokers {
                 self.list_offsets(
                     &attempt,
                     partitions,
-                    timestamp_ms,
+                    At::Each(timestamps_ms),
                     LANE_EARLIEST,
                     Retry::UntilDeadline,
                 ),
             )
             .await?;
-        Ok(partitions
-            .iter()
-            .cloned()
-            .zip(found)
-            .map(|(tp, offset)| (tp, (offset >= 0).then_some(offset)))
+        Ok(found
+            .into_iter()
+            .map(|offset| (offset >= 0).then_some(offset))
             .collect())
     }
 
-    /// ListOffsets at `timestamp` for every partition, asking each partition's leader; with
+    /// ListOffsets at each partition's time in `at`, asking each partition's leader; with
     /// `Retry::UntilDeadline` sent again after fresh metadata for partitions whose leadership
     /// moved. The offsets follow `partitions`' order.
     async fn list_offsets(
         &self,
         attempt: &Attempt,
         partitions: &[TopicPartition],
-        timestamp: i64,
+        at: At<'_>,
         lane: usize,
         retry: Retry,
     ) -> Result<Vec<i64>> {
@@ -489,7 +514,7 @@ impl Brokers {
         loop {
             let mut round = self.by_leader(partitions, &pending);
             let answered = self
-                .ask_leaders(attempt, partitions, &round.by_leader, timestamp, lane)
+                .ask_leaders(attempt, partitions, &round.by_leader, at, lane)
                 .await;
             self.take_offsets(partitions, answered, &mut round, &mut answers)?;
             let Round {
@@ -550,11 +575,11 @@ impl Brokers {
         attempt: &Attempt,
         partitions: &[TopicPartition],
         by_leader: &[(String, Vec<usize>)],
-        timestamp: i64,
+        at: At<'_>,
         lane: usize,
     ) -> Vec<std::result::Result<ListOffsetsResponse, CallError>> {
         let calls = by_leader.iter().map(|(address, indices)| async move {
-            let topics = request_topics(partitions, indices);
+            let topics = request_topics(partitions, indices, at);
             let read_committed = self.read_committed;
             let timeout_ms = i32::try_from(self.request_timeout.as_millis()).unwrap_or(i32::MAX);
             self.call(
@@ -565,13 +590,7 @@ impl Brokers {
                 API_LIST_OFFSETS,
                 LIST_OFFSETS_VERSIONS,
                 |version| {
-                    protocol::list_offsets_request(
-                        version,
-                        read_committed,
-                        &topics,
-                        timestamp,
-                        timeout_ms,
-                    )
+                    protocol::list_offsets_request(version, read_committed, &topics, timeout_ms)
                 },
             )
             .await
@@ -617,6 +636,8 @@ impl Brokers {
                 };
                 match entry.error {
                     0 => answers[index] = Some(entry.offset),
+                    // A log in a format without timestamps (before 0.10): no record has one.
+                    protocol::UNSUPPORTED_FOR_MESSAGE_FORMAT => answers[index] = Some(-1),
                     code if protocol::is_retriable(code) => {
                         round.cause = Some(format!(
                             "{}: {}",
@@ -924,17 +945,37 @@ impl ClusterView {
     }
 }
 
-/// The topics and partition numbers of a request for the partitions at `indices` (in order;
-/// a topic's partitions are next to each other).
+/// The time a ListOffsets request asks each partition for: one for all (such as [`EARLIEST`]),
+/// or each partition's own, by its index.
+#[derive(Debug, Clone, Copy)]
+enum At<'a> {
+    Every(i64),
+    Each(&'a [i64]),
+}
+
+impl At<'_> {
+    fn of(self, index: usize) -> i64 {
+        match self {
+            At::Every(timestamp) => timestamp,
+            At::Each(timestamps) => timestamps[index],
+        }
+    }
+}
+
+/// The topics, partition numbers and times of a request for the partitions at `indices` (in
+/// order; a topic's partitions are next to each other).
 fn request_topics<'p>(
     partitions: &'p [TopicPartition],
     indices: &[usize],
-) -> Vec<(&'p str, Vec<i32>)> {
-    let mut topics: Vec<(&str, Vec<i32>)> = Vec::new();
-    for tp in indices.iter().map(|i| &partitions[*i]) {
+    at: At<'_>,
+) -> Vec<(&'p str, Vec<(i32, i64)>)> {
+    let mut topics: Vec<(&str, Vec<(i32, i64)>)> = Vec::new();
+    for index in indices {
+        let tp = &partitions[*index];
+        let asked = (tp.partition, at.of(*index));
         match topics.last_mut() {
-            Some((topic, numbers)) if *topic == &*tp.topic => numbers.push(tp.partition),
-            _ => topics.push((&tp.topic, vec![tp.partition])),
+            Some((topic, numbers)) if *topic == &*tp.topic => numbers.push(asked),
+            _ => topics.push((&tp.topic, vec![asked])),
         }
     }
     topics
@@ -1177,8 +1218,17 @@ mod tests {
         // Asked of this broker: a-0, a-1 and b-7 (indices 0, 1, 2), not a-2.
         let asked = [0, 1, 2];
         assert_eq!(
-            request_topics(&partitions, &asked),
-            vec![("a", vec![0, 1]), ("b", vec![7])]
+            request_topics(&partitions, &asked, At::Every(EARLIEST)),
+            vec![
+                ("a", vec![(0, EARLIEST), (1, EARLIEST)]),
+                ("b", vec![(7, EARLIEST)])
+            ]
+        );
+        // Each partition's own time, by its index.
+        let times = [100, 101, 107, 102];
+        assert_eq!(
+            request_topics(&partitions, &asked, At::Each(&times)),
+            vec![("a", vec![(0, 100), (1, 101)]), ("b", vec![(7, 107)])]
         );
         let index = AnswerIndex::new(&partitions, &asked);
         // In the order asked.

@@ -230,13 +230,13 @@ pub fn parse_metadata(answer: MetadataResponse) -> Metadata {
     Metadata { brokers, topics }
 }
 
-/// ListOffsets request: for each (topic, partitions) the offset at `timestamp` (or
-/// [`EARLIEST`] / [`LATEST`]). `timeout_ms` bounds the broker's wait on tiered storage (v10+).
+/// ListOffsets request: for each (topic, [(partition, timestamp)]) the offset at the
+/// partition's timestamp (or [`EARLIEST`] / [`LATEST`]). `timeout_ms` bounds the broker's wait
+/// on tiered storage (v10+).
 pub fn list_offsets_request(
     version: i16,
     read_committed: bool,
-    topics: &[(&str, Vec<i32>)],
-    timestamp: i64,
+    topics: &[(&str, Vec<(i32, i64)>)],
     timeout_ms: i32,
 ) -> ListOffsetsRequest {
     let mut request = ListOffsetsRequest::default();
@@ -255,10 +255,10 @@ pub fn list_offsets_request(
             asked.name = TopicName(StrBytes::from_string(topic.to_string()));
             asked.partitions = partitions
                 .iter()
-                .map(|partition| {
+                .map(|(partition, timestamp)| {
                     let mut p = ListOffsetsPartition::default();
                     p.partition_index = *partition;
-                    p.timestamp = timestamp;
+                    p.timestamp = *timestamp;
                     p
                 })
                 .collect();
@@ -301,6 +301,9 @@ pub fn parse_list_offsets(answer: ListOffsetsResponse) -> Vec<ListedTopic> {
         })
         .collect()
 }
+
+/// The error of a timestamp lookup in a log whose format has no timestamps (before 0.10).
+pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
 
 /// Error codes a request may meet while leadership moves or a topic is being created: the
 /// request is worth sending again after fresh metadata.
@@ -478,7 +481,7 @@ mod tests {
         assert_eq!(v10[..], expected[..]);
 
         // ListOffsets v1: replica id, no isolation level; one timestamp per partition.
-        let request = list_offsets_request(1, true, &[("t", vec![7])], EARLIEST, 30_000);
+        let request = list_offsets_request(1, true, &[("t", vec![(7, EARLIEST)])], 30_000);
         let mut expected = Vec::new();
         expected.extend_from_slice(&(-1i32).to_be_bytes());
         expected.extend_from_slice(&1i32.to_be_bytes());
@@ -488,13 +491,13 @@ mod tests {
         expected.extend_from_slice(&(-2i64).to_be_bytes());
         assert_eq!(encoded(&request, 1)[..], expected[..]);
         // v5: plus isolation level and the current leader epoch (unknown, -1).
-        let request = list_offsets_request(5, false, &[("t", vec![7])], LATEST, 30_000);
+        let request = list_offsets_request(5, false, &[("t", vec![(7, LATEST)])], 30_000);
         let v5 = encoded(&request, 5);
         assert_eq!(v5[4], 0, "read_uncommitted");
         assert_eq!(v5[v5.len() - 12..v5.len() - 8], (-1i32).to_be_bytes());
         // Every version the crate knows encodes (v10 carries the timeout).
         for version in LIST_OFFSETS_VERSIONS {
-            let request = list_offsets_request(version, true, &[("t", vec![7])], LATEST, 1000);
+            let request = list_offsets_request(version, true, &[("t", vec![(7, LATEST)])], 1000);
             assert!(!encoded(&request, version).is_empty());
         }
     }

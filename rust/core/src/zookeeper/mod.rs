@@ -192,6 +192,9 @@ pub struct Node {
     pub version: i32,
     /// Creation time, milliseconds since the epoch.
     pub ctime: i64,
+    /// Time of the last change to the data, milliseconds since the epoch (the ZooKeeper
+    /// leader's clock).
+    pub mtime: i64,
     /// The session that owns an ephemeral node; 0 for a persistent one.
     pub ephemeral_owner: i64,
 }
@@ -202,6 +205,7 @@ impl Node {
             data,
             version: stat.version,
             ctime: stat.ctime,
+            mtime: stat.mtime,
             ephemeral_owner: stat.ephemeral_owner,
         }
     }

@@ -549,9 +549,11 @@ impl Kafka {
         let producer: BaseProducer = self.config.create().expect("producer");
         let deadline = Instant::now() + ADMIN_TIMEOUT;
         for (i, timestamp) in timestamps.enumerate() {
-            let payload = format!("record-{i}");
-            let mut record = BaseRecord::<(), String>::to(topic)
+            // Keyed, so that compacted topics take them too.
+            let (key, payload) = (format!("key-{i}"), format!("record-{i}"));
+            let mut record = BaseRecord::<String, String>::to(topic)
                 .partition(partition)
+                .key(&key)
                 .payload(&payload);
             if let Some(timestamp) = timestamp {
                 record = record.timestamp(timestamp);

@@ -3,7 +3,7 @@ package io.offsetkeeper;
 /**
  * {@link NativeBridge#load}'s answer, column by column: the partitions, the decision for each
  * (element {@code i} of {@code chosen}, {@code actions}, {@code recordsLost},
- * {@code recreatedFromIds} and {@code recreatedToIds} is partition {@code i} of
+ * {@code recreatedFromIds}, {@code recreatedToIds} and {@code recreatedReasons} is partition {@code i} of
  * {@code partitions}), then the offsets stored for partitions that no longer exist (element
  * {@code j} of the {@code stale*} arrays is stale partition {@code j}). Built by native code
  * through the constructor, whose descriptor rust/jni/src/results.rs holds (its unit test checks
@@ -16,9 +16,11 @@ final class NativeLoadResult {
     /** Action codes, see {@link Action#fromCode}. */
     final byte[] actions;
     final long[] recordsLost;
-    /** A re-created topic's stored and current topic IDs; null for other partitions. */
+    /** A re-created topic's stored and current topic IDs when its ID changed; else null. */
     final String[] recreatedFromIds;
     final String[] recreatedToIds;
+    /** How the engine knew the topic was re-created, for a re-created action; else null. */
+    final String[] recreatedReasons;
     final String[] staleTopics;
     final int[] stalePartitions;
     /** Stored kinds as in {@link NativePartitions#storedKinds}. */
@@ -30,7 +32,7 @@ final class NativeLoadResult {
 
     NativeLoadResult(NativePartitions partitions, long[] chosen, byte[] actions,
             long[] recordsLost, String[] recreatedFromIds, String[] recreatedToIds,
-            String[] staleTopics, int[] stalePartitions, byte[] staleKinds, long[] staleOffsets,
+            String[] recreatedReasons, String[] staleTopics, int[] stalePartitions, byte[] staleKinds, long[] staleOffsets,
             String[] staleTexts) {
         this.partitions = partitions;
         this.chosen = chosen;
@@ -38,6 +40,7 @@ final class NativeLoadResult {
         this.recordsLost = recordsLost;
         this.recreatedFromIds = recreatedFromIds;
         this.recreatedToIds = recreatedToIds;
+        this.recreatedReasons = recreatedReasons;
         this.staleTopics = staleTopics;
         this.stalePartitions = stalePartitions;
         this.staleKinds = staleKinds;

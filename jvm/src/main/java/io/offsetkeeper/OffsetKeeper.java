@@ -34,7 +34,8 @@ import org.apache.kafka.common.config.types.Password;
  *         .kafkaParams(kafkaParams)          // the map given to Spark; group.id is the group
  *         .build();
  * Map<TopicPartition, Long> offsets = keeper.load(topics);
- * // ConsumerStrategies.Subscribe(topics, kafkaParams, offsets), then in foreachRDD:
+ * // ConsumerStrategies.Assign(new ArrayList<>(offsets.keySet()), kafkaParams, offsets),
+ * // then in foreachRDD:
  * SparkOffsets.commit(keeper, ((HasOffsetRanges) rdd.rdd()).offsetRanges());
  * }</pre>
  *
@@ -124,7 +125,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     /**
      * Loads and validates the offsets of every partition of the topics.
      *
-     * @return the offsets to give {@code ConsumerStrategies.Subscribe}
+     * @return the offsets to give {@code ConsumerStrategies.Assign}: its partitions are the
+     *     keys, each starting at its value
      * @see #loadWithReport
      */
     public Map<TopicPartition, Long> load(Collection<String> topics) {
@@ -149,7 +151,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             reports.add(new PartitionReport(p.topic(i), p.partitions[i], p.stored(i),
                     p.storedText(i), p.earliest[i], p.latest[i], r.chosen[i],
                     Action.fromCode(r.actions[i]), r.recordsLost[i], r.recreatedFromIds[i],
-                    r.recreatedToIds[i]));
+                    r.recreatedToIds[i], r.recreatedReasons[i]));
         }
         List<StalePartition> stale = new ArrayList<>(r.stalePartitions.length);
         for (int i = 0; i < r.stalePartitions.length; i++) {
@@ -512,8 +514,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     }
 
     /**
-     * Configures an {@link OffsetKeeper}. Each setter sets one key of the engine's
-     * configuration, the same keys as the CLI's {@code --command-config} (see
+     * Configures an {@link OffsetKeeper}. {@link #group} names the consumer group and
+     * {@link #kafkaParams} takes the Kafka parameters; each other setter sets one key of the
+     * engine's configuration, the same keys as the CLI's {@code --command-config} (see
      * {@link #property}); a setting not given takes the engine's default. Setters refuse null,
      * except that a null policy means the default: {@code EARLIEST}, and for {@code onMissing}
      * the {@code auto.offset.reset} of the Kafka parameters when set. Values are checked by the
@@ -544,13 +547,9 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          * <ul>
          *   <li>{@code zookeeper.connect}, and the {@code zookeeper.*} security keys (see
          *       {@link #zookeeperProperty});
-         *   <li>{@code offsetkeeper.base.path}, {@code offsetkeeper.session.timeout.ms},
-         *       {@code offsetkeeper.zookeeper.timeout.ms}, {@code offsetkeeper.kafka.timeout.ms},
-         *       {@code offsetkeeper.on.missing}, {@code offsetkeeper.on.below.range},
-         *       {@code offsetkeeper.on.above.range}, {@code offsetkeeper.fencing},
-         *       {@code offsetkeeper.monotonic.commits}, {@code offsetkeeper.ownership},
-         *       {@code offsetkeeper.ownership.wait.ms},
-         *       {@code offsetkeeper.commit.outage.tolerance.ms};
+         *   <li>the {@code offsetkeeper.*} keys, listed with their values and defaults in
+         *       docs/configuration.md (generated from the engine's list of keys, {@code KEYS} in
+         *       rust/core/src/config.rs);
          *   <li>any other key is a Kafka consumer setting, read as a {@link #kafkaParams} entry
          *       and winning over it.
          * </ul>

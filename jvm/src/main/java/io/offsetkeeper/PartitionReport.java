@@ -18,12 +18,14 @@ public final class PartitionReport implements Serializable {
     private final long recordsLost;
     private final String recreatedFromId;
     private final String recreatedToId;
+    private final String recreatedReason;
 
     PartitionReport(String topic, int partition, Long stored, String storedText, long earliest,
             long latest, long chosen, Action action, long recordsLost, String recreatedFromId,
-            String recreatedToId) {
+            String recreatedToId, String recreatedReason) {
         this.recreatedFromId = recreatedFromId;
         this.recreatedToId = recreatedToId;
+        this.recreatedReason = recreatedReason;
         this.topic = topic;
         this.partition = partition;
         this.stored = stored;
@@ -84,7 +86,9 @@ public final class PartitionReport implements Serializable {
 
     /**
      * The topic ID the stored offsets were written for, when the topic was re-created since
-     * (the brokers' ID is {@link #recreatedToId()}); null otherwise.
+     * and its recorded ID told so (the brokers' ID is {@link #recreatedToId()}); null
+     * otherwise, including a re-creation told by record timestamps (see
+     * {@link #recreatedReason()}).
      */
     public String recreatedFromId() {
         return recreatedFromId;
@@ -96,12 +100,23 @@ public final class PartitionReport implements Serializable {
     }
 
     /**
-     * The action as the report shows it: {@code re-created (id A -> B)} for a stored offset of
-     * a re-created topic, else {@link Action#label()}.
+     * How offsetkeeper knew the topic was re-created, for a {@link Action#RECREATED} action:
+     * {@code re-created (id A -> B)} when the recorded topic ID differs from the brokers', or
+     * {@code re-created (no topic ID stored; partition P's offset S was committed at T, yet its
+     * record at offset X is timestamped at or after T', N s later)} when no ID was recorded;
+     * null for other actions.
+     */
+    public String recreatedReason() {
+        return recreatedReason;
+    }
+
+    /**
+     * The action as the report shows it: {@link #recreatedReason()} for a stored offset of a
+     * re-created topic, else {@link Action#label()}.
      */
     public String actionText() {
-        if (action == Action.RECREATED && recreatedFromId != null) {
-            return "re-created (id " + recreatedFromId + " -> " + recreatedToId + ")";
+        if (action == Action.RECREATED && recreatedReason != null) {
+            return recreatedReason;
         }
         return action.label();
     }

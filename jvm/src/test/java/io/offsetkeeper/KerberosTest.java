@@ -34,7 +34,8 @@ import org.junit.Test;
  * kafkaParams with {@code SASL_PLAINTEXT} or {@code SASL_SSL} and
  * {@code sasl.kerberos.service.name}; nothing specific to offsetkeeper. Against the Kerberos
  * cluster ({@code cluster.sh start-kerberos}: a Kerby KDC, a ZooKeeper that requires SASL on
- * every session, a broker whose listeners take only GSSAPI), through {@link KerberosCluster}.
+ * every session, a broker whose SASL listeners take only GSSAPI, beside the PLAINTEXT listener
+ * that the broker and the tests' data staging use), through {@link KerberosCluster}.
  * The task {@code :jvm:testKerberos} sets the JVM's login and krb5 configuration, with TGTs of
  * {@link #TICKET_LIFETIME_S} seconds. Cases that need another krb5.conf or clock than this
  * JVM's run a keeper in a JVM of its own ({@link KerberosProbe}).

@@ -8,8 +8,9 @@ import org.apache.spark.streaming.kafka010.OffsetRange
  * [[io.offsetkeeper.OffsetKeeper]] with Scala types, for Spark Streaming jobs:
  * {{{
  * val keeper = SparkOffsetKeeper("zk1:2181,zk2:2181", kafkaParams)
+ * val offsets = keeper.load(topics)
  * val stream = KafkaUtils.createDirectStream[String, String](ssc, PreferConsistent,
- *   ConsumerStrategies.Subscribe[String, String](topics, kafkaParams, keeper.load(topics)))
+ *   ConsumerStrategies.Assign[String, String](offsets.keys, kafkaParams, offsets))
  * stream.foreachRDD { rdd =>
  *   val ranges = rdd.asInstanceOf[HasOffsetRanges].offsetRanges
  *   // process the batch, then:
@@ -21,7 +22,10 @@ import org.apache.spark.streaming.kafka010.OffsetRange
 final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable with Serializable {
   if (keeper == null) throw new IllegalArgumentException("keeper is null")
 
-  /** The validated offsets of every partition of the topics, for `ConsumerStrategies.Subscribe`. */
+  /**
+   * The validated offsets of every partition of the topics, for `ConsumerStrategies.Assign`
+   * (`Assign(offsets.keys, kafkaParams, offsets)`).
+   */
   def load(topics: Iterable[String]): Map[TopicPartition, Long] = {
     val offsets = Map.newBuilder[TopicPartition, Long]
     keeper.load(javaTopics(topics)).forEach((tp, offset) => offsets += tp -> offset.longValue)

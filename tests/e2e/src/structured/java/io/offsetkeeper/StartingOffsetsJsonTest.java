@@ -15,7 +15,7 @@ import org.junit.Test;
 public class StartingOffsetsJsonTest {
     private static PartitionReport row(String topic, int partition, long chosen) {
         return new PartitionReport(topic, partition, chosen, String.valueOf(chosen), 0, chosen,
-                chosen, Action.KEPT, 0, null, null);
+                chosen, Action.KEPT, 0, null, null, null);
     }
 
     @Test

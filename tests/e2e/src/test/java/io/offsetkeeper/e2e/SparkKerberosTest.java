@@ -86,12 +86,15 @@ public class SparkKerberosTest {
     /** The Kafka side of a Kerberized cluster's kafkaParams: SASL_SSL, GSSAPI, a JKS truststore. */
     private static Map<String, Object> kerberizedKafka() {
         Map<String, Object> params = new HashMap<>();
+        // Shown in docs/security.md (Kerberos), checked by tests/readme/readme_check.py.
+        // README: begin kerberos-kafka-params
         params.put("bootstrap.servers", kerberos("KAFKA_SASL_SSL"));
         params.put("security.protocol", "SASL_SSL");
         params.put("sasl.kerberos.service.name", "kafka");
         params.put("ssl.truststore.location", kerberos("TRUSTSTORE_JKS"));
         params.put("ssl.truststore.password", kerberos("TRUSTSTORE_PASSWORD"));
         params.put("ssl.truststore.type", "JKS");
+        // README: end kerberos-kafka-params
         return params;
     }
 
