@@ -1,5 +1,5 @@
 // The quick start in Java (docs/spark-streaming.md): the Scala QuickStartJob's direct stream,
-// with Assign and close() in a shutdown hook. The two regions between the README markers are
+// with Assign and a shutdown that commits the last batch and closes the keeper. The two regions between the README markers are
 // the page's two snippets (tests/readme/readme_check.py checks them), and the build compiles
 // them (gradle :e2e:compileExamples).
 //
@@ -51,10 +51,7 @@ public final class JavaQuickStartJob {
 
         // README: begin job
         OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(zookeeper).kafkaParams(kafkaParams).build();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            ssc.stop(true, true);  // stops gracefully: the last batch commits first
-            keeper.close();        // releases the group: a restart does not wait
-        }));
+        SparkOffsets.closeOnShutdown(keeper, ssc);  // SIGTERM: the last batch commits, the group is released
         Map<TopicPartition, Long> offsets = keeper.load(topics);  // validated
         JavaInputDStream<ConsumerRecord<String, String>> stream = KafkaUtils.createDirectStream(ssc,
                 LocationStrategies.PreferConsistent(),

@@ -33,10 +33,7 @@ object HandWrittenOffsetsJobMoved {
     // was: new KafkaOffsetCoordinator(zookeeper, kafkaParams)
     val keeper = SparkOffsetKeeper(zookeeper, kafkaParams,
       onMissing = OnMissing.EARLIEST)        // as before: nothing stored starts at earliest
-    sys.addShutdownHook {
-      ssc.stop(stopSparkContext = true, stopGracefully = true) // the last batch commits first
-      keeper.close()                         // releases the group: a restart does not wait
-    }
+    keeper.closeOnShutdown(ssc)              // SIGTERM: the last batch commits, the group is released
 
     // was: coordinator.createStream[String, Array[Byte]](ssc, topics)
     val stream = KafkaUtils.createDirectStream[String, Array[Byte]](ssc,

@@ -1,7 +1,8 @@
 // The quick start's job (README.md): a Spark Streaming direct stream whose offsets offsetkeeper
-// keeps in ZooKeeper, with Assign and close() in a shutdown hook. The lines between the README
-// markers are the README's snippet (tests/readme/readme_check.py checks it), and the build
-// compiles them (gradle :e2e:compileExamples).
+// keeps in ZooKeeper, with Assign, and a shutdown that commits the last batch and closes the
+// keeper. The lines between the README markers are the README's snippet
+// (tests/readme/readme_check.py checks it); the build compiles them (gradle :e2e:compileExamples)
+// and ShutdownTest runs them, stopped by SIGTERM.
 //
 //   spark-submit --class QuickStartJob --jars offsetkeeper_2.12-0.1.0.jar app.jar zk:2181 broker:9092 clicks
 
@@ -28,10 +29,7 @@ object QuickStartJob {
     val ssc = new StreamingContext(new SparkConf().setAppName("click-count"), Seconds(10))
 
     val keeper = SparkOffsetKeeper(zookeeper, kafkaParams) // on the driver only
-    sys.addShutdownHook {
-      ssc.stop(stopSparkContext = true, stopGracefully = true) // the last batch commits first
-      keeper.close()                         // releases the group: a restart does not wait
-    }
+    keeper.closeOnShutdown(ssc)              // SIGTERM: the last batch commits, the group is released
     val offsets = keeper.load(topics)        // validated: purged, re-created, nothing stored
     val stream = KafkaUtils.createDirectStream[String, String](ssc, LocationStrategies.PreferConsistent,
       ConsumerStrategies.Assign[String, String](offsets.keys, kafkaParams, offsets))

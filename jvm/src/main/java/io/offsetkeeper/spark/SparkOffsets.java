@@ -5,7 +5,13 @@ import io.offsetkeeper.OffsetKeeper;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.spark.streaming.StreamingContext;
+import org.apache.spark.streaming.StreamingContextState;
+import org.apache.spark.streaming.api.java.JavaStreamingContext;
 import org.apache.spark.streaming.kafka010.OffsetRange;
+import org.apache.spark.util.ShutdownHookManager;
+import scala.runtime.AbstractFunction0;
+import scala.runtime.BoxedUnit;
 
 /**
  * Spark's offset types for {@link io.offsetkeeper.OffsetKeeper}, for Java jobs. The keeper
@@ -24,6 +30,69 @@ import org.apache.spark.streaming.kafka010.OffsetRange;
  */
 public final class SparkOffsets {
     private SparkOffsets() {}
+
+    /**
+     * Where {@link #closeOnShutdown} runs among Spark's own shutdown hooks: before them all
+     * (a higher priority runs first). Spark stops its local executor at its default priority
+     * (100), its streaming context at 51 and the SparkContext at 50; a graceful stop after the
+     * executor has stopped waits for batches that can no longer run.
+     */
+    static final int SHUTDOWN_PRIORITY = ShutdownHookManager.DEFAULT_SHUTDOWN_PRIORITY() + 10;
+
+    /**
+     * At the JVM's shutdown (SIGTERM, {@code System.exit}, the end of {@code main}), stops the
+     * streaming context gracefully, then closes the keeper. The graceful stop processes the
+     * batch that is running and the one Spark generates at the stop, so their commits are
+     * written: a restart goes on from the last batch, processing nothing twice. Closing then
+     * releases the group's ownership nodes, so a restart on another host does not wait for this
+     * driver's ZooKeeper session to expire.
+     *
+     * <p>It runs in Spark's shutdown hook manager before Spark's own hooks, which stop the
+     * executor and the SparkContext: stopping the context from a JVM shutdown hook of one's own
+     * races those hooks and can hang (a graceful stop waiting for a batch whose executor has
+     * stopped). The stop takes as long as the two batches take, bounded by Spark's
+     * {@code spark.streaming.gracefulStopTimeout} (ten batch intervals by default) and by the
+     * time Spark's shutdown hooks may take (Hadoop's {@code hadoop.service.shutdown.timeout},
+     * 30 s by default); a supervisor that sends SIGKILL sooner ends it earlier, and the batch
+     * then running is processed again after the restart (at-least-once).
+     *
+     * <p>Call it once, after building the keeper and before {@code ssc.start()}. A context
+     * already stopped when the JVM shuts down is left as it is; the keeper is closed all the
+     * same.
+     *
+     * @param keeper the job's keeper
+     * @param ssc the job's streaming context
+     * @throws IllegalArgumentException when an argument is null
+     */
+    public static void closeOnShutdown(OffsetKeeper keeper, StreamingContext ssc) {
+        if (keeper == null) {
+            throw new IllegalArgumentException("keeper is null");
+        }
+        if (ssc == null) {
+            throw new IllegalArgumentException("ssc is null");
+        }
+        ShutdownHookManager.addShutdownHook(SHUTDOWN_PRIORITY, new AbstractFunction0<BoxedUnit>() {
+            @Override
+            public BoxedUnit apply() {
+                try {
+                    if (ssc.getState() == StreamingContextState.ACTIVE) {
+                        ssc.stop(false, true); // Spark's own hooks stop the SparkContext next
+                    }
+                } finally {
+                    keeper.close();
+                }
+                return BoxedUnit.UNIT;
+            }
+        });
+    }
+
+    /** {@link #closeOnShutdown(OffsetKeeper, StreamingContext)} for a Java streaming context. */
+    public static void closeOnShutdown(OffsetKeeper keeper, JavaStreamingContext ssc) {
+        if (ssc == null) {
+            throw new IllegalArgumentException("ssc is null");
+        }
+        closeOnShutdown(keeper, ssc.ssc());
+    }
 
     /**
      * The {@code untilOffset} (the next offset to read) of every range, by partition, in the

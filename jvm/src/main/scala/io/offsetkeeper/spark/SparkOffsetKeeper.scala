@@ -2,7 +2,10 @@ package io.offsetkeeper.spark
 
 import io.offsetkeeper.{CommitResult, LoadReport, OffsetKeeper, OnAboveRange, OnBelowRange, OnMissing, OnRecreated, PartitionLag}
 import org.apache.kafka.common.TopicPartition
+import org.apache.spark.streaming.StreamingContext
 import org.apache.spark.streaming.kafka010.OffsetRange
+
+import scala.annotation.nowarn
 
 /**
  * [[io.offsetkeeper.OffsetKeeper]] with Scala types, for Spark Streaming jobs:
@@ -79,6 +82,14 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
   }
 
   /** Frees the native engine; later calls throw `IllegalStateException`. */
+  /**
+   * At the JVM's shutdown (SIGTERM too), stops `ssc` gracefully, so that the running batch and
+   * the last one commit, then closes the keeper, releasing the group so a restart elsewhere does
+   * not wait. Runs before Spark's own shutdown hooks; see `SparkOffsets.closeOnShutdown`.
+   */
+  @nowarn("cat=deprecation") // Spark 3.4 deprecated DStreams, which this is for
+  def closeOnShutdown(ssc: StreamingContext): Unit = SparkOffsets.closeOnShutdown(keeper, ssc)
+
   override def close(): Unit = keeper.close()
 
   override def toString: String = keeper.toString

@@ -139,6 +139,17 @@ public final class Cluster implements AutoCloseable {
         producer.flush();
     }
 
+    /**
+     * Produces {@code count} records to one partition stamped {@code timestampMs} onwards (their
+     * CreateTime, one millisecond apart): records produced that much later, as a test cannot wait.
+     */
+    public void produceAt(String topic, int partition, int count, long timestampMs) {
+        for (int i = 0; i < count; i++) {
+            producer.send(new ProducerRecord<>(topic, partition, timestampMs + i, null, "record-" + i));
+        }
+        producer.flush();
+    }
+
     public long earliest(String topic, int partition) {
         return listOffset(topic, partition, OffsetSpec.earliest());
     }

@@ -201,6 +201,34 @@ public class RestartScenariosTest extends ClusterTestBase {
     }
 
     @Test
+    public void topicRecreatedAfterAHandWrittenCoordinatorsCommitIsCaughtByRecordTimestamps() {
+        String topic = unique("moved");
+        String group = unique("g");
+        cluster.createTopic(topic, 1);
+        cluster.produce(topic, 0, 50);
+        // The job's offsets as a hand-written coordinator left them: a bare 50, no topic ID.
+        cluster.writeZnode(Cluster.offsetPath(group, topic, 0), "50");
+        long committed = System.currentTimeMillis();
+
+        // Deleted, re-created and refilled past 50 by producers that went on 6 minutes after
+        // that commit (beyond the default 5-minute tolerance): 50 is within [0, 80].
+        cluster.deleteTopic(topic);
+        cluster.createTopic(topic, 1);
+        cluster.produceAt(topic, 0, 80, committed + Duration.ofMinutes(6).toMillis());
+
+        Run moved = runToEnd(job(group, Offsets.OFFSETKEEPER, topic), topic);
+        assertSucceeded(moved);
+        PartitionReport report = reportOf(moved, topic, 0);
+        assertEquals(Action.RECREATED, report.action());
+        assertEquals(0L, report.chosen());
+        assertNull(report.recreatedFromId());
+        assertTrue(report.actionText(), report.actionText().startsWith(
+                "re-created (no topic ID stored; partition 0's offset 50 was committed at "));
+        assertEquals(report.actionText(), report.recreatedReason());
+        assertProcessed(topic, 0, 0, 80, moved);
+    }
+
+    @Test
     public void partitionsAddedWhileStoppedAreProcessedFromTheirFirstOffset() {
         String topic = unique("grown");
         String group = unique("g");
