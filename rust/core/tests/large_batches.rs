@@ -52,6 +52,7 @@ fn commits_and_reads_of_20000_partitions_pass_one_packet_and_stay_exact() {
     // A commit needs no topic in Kafka: 20,000 partitions over 4 topics, ZooKeeper only.
     let group = unique("large");
     let topics: Vec<String> = (0..4).map(|i| unique(&format!("t{i}"))).collect();
+    support::capture_warnings();
     let keeper =
         OffsetKeeper::open_zookeeper_only(ZkConfig::new(cluster.zookeeper.clone())).unwrap();
 
@@ -60,6 +61,12 @@ fn commits_and_reads_of_20000_partitions_pass_one_packet_and_stay_exact() {
     let summary = keeper.commit(&group, &first).unwrap();
     assert_eq!(summary.written, 20_000);
     assert!(summary.requests > 1, "{summary:?}");
+    // The split is said where operators look: the result's `requests` and a WARN line.
+    let said = format!(
+        "group {group}: committing 20000 offsets in {} multi requests: each is atomic, the batch as a whole is not",
+        summary.requests
+    );
+    assert!(support::warnings().contains(&said), "{said}");
 
     // Every value read back, through the engine (multi-reads past one packet) and directly.
     let mut expected: Vec<(TopicPartition, Stored)> = first
