@@ -307,7 +307,7 @@ pub struct ResetArgs {
           value_parser = |v: &str| OnAboveRange::parse(v).map_err(reason))]
     pub on_above_range: Option<OnAboveRange>,
 
-    /// With --to-valid: where the stored offsets of a topic re-created since they were stored go (its topic ID changed; Kafka 2.8+)
+    /// With --to-valid: where the stored offsets of a topic re-created since they were stored go (told by its topic ID, Kafka 2.8+, or by its records' timestamps)
     #[arg(long, help_heading = "Policies (with --to-valid)", value_name = "earliest|latest|fail", conflicts_with_all = OTHER_MODES,
           value_parser = |v: &str| OnRecreated::parse(v).map_err(reason))]
     pub on_recreated: Option<OnRecreated>,

@@ -81,7 +81,6 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
     List.tabulate(lags.size)(lags.get)
   }
 
-  /** Frees the native engine; later calls throw `IllegalStateException`. */
   /**
    * At the JVM's shutdown (SIGTERM too), stops `ssc` gracefully, so that the running batch and
    * the last one commit, then closes the keeper, releasing the group so a restart elsewhere does
@@ -90,6 +89,7 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
   @nowarn("cat=deprecation") // Spark 3.4 deprecated DStreams, which this is for
   def closeOnShutdown(ssc: StreamingContext): Unit = SparkOffsets.closeOnShutdown(keeper, ssc)
 
+  /** Frees the native engine; later calls throw `IllegalStateException`. */
   override def close(): Unit = keeper.close()
 
   override def toString: String = keeper.toString
