@@ -60,6 +60,18 @@ impl Drop for Scratch {
 /// Runs the binary against the Kerberos cluster's ZooKeeper and SASL listener, with the
 /// cluster's krb5.conf, the command config and the ticket cache `ccache`.
 fn run(krb: &KerberosCluster, config: &str, ccache: &str, args: &[&str]) -> Run {
+    run_with(krb, krb.get("KRB5_CONF"), "20000", config, ccache, args)
+}
+
+/// [`run`] with another krb5.conf and `--timeout`.
+fn run_with(
+    krb: &KerberosCluster,
+    krb5_conf: &str,
+    timeout_ms: &str,
+    config: &str,
+    ccache: &str,
+    args: &[&str],
+) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_offsetkeeper"))
         .args([
             "--zookeeper",
@@ -69,11 +81,11 @@ fn run(krb: &KerberosCluster, config: &str, ccache: &str, args: &[&str]) -> Run 
             "--command-config",
             config,
             "--timeout",
-            "20000",
+            timeout_ms,
         ])
         .args(args)
         .env_remove("RUST_LOG")
-        .env("KRB5_CONFIG", krb.get("KRB5_CONF"))
+        .env("KRB5_CONFIG", krb5_conf)
         .env("KRB5CCNAME", ccache)
         .output()
         .expect("run offsetkeeper");
@@ -358,6 +370,11 @@ fn without_a_ticket_the_error_names_the_principals_and_nothing_is_written() {
             "SASL GSSAPI login failed: Kerberos authentication to ZooKeeper as zookeeper/localhost failed",
             "no usable credentials in the default ticket cache",
             "No Kerberos credentials available",
+            // Where the cache is and what it holds, in the jar's words.
+            &format!(
+                "the ticket cache {} (KRB5CCNAME) does not exist",
+                scratch.path("empty-cache").display()
+            ),
         ],
     );
     assert!(
@@ -415,6 +432,65 @@ fn without_a_ticket_the_error_names_the_principals_and_nothing_is_written() {
     // Nothing was written: the offset is still 1.
     assert_eq!(described(&krb, &keytabs, &empty, &group, &topic), [Some(1)]);
     assert!(!Path::new(&scratch.path("empty-cache")).exists());
+}
+
+/// A KDC that takes connections and never answers, with a krb5.conf as MIT users write it (no
+/// timeouts of its own): the command ends at its `--timeout`, its error naming the login, the
+/// KDC krb5.conf gives and the deadline, not the healthy ZooKeeper or brokers.
+#[test]
+fn a_kdc_that_never_answers_is_named_when_the_deadline_comes() {
+    let krb = kerberos_cluster();
+    let scratch = Scratch::new("krb-silent-kdc");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    // Takes connections and holds them, unanswered, until the test process ends.
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    let principal = krb.get("CLIENT_PRINCIPAL");
+    let realm = principal.rsplit_once('@').expect("principal@REALM").1;
+    let conf = scratch.write(
+        "krb5.conf",
+        &format!(
+            "[libdefaults]\n  default_realm = {realm}\n  udp_preference_limit = 1\n  dns_lookup_kdc = false\n  dns_lookup_realm = false\n\
+             [realms]\n  {realm} = {{\n    kdc = 127.0.0.1:{port}\n  }}\n"
+        ),
+    );
+    // Both services from their keytabs (the JAAS file's Client and KafkaClient sections): a
+    // keytab login asks the KDC.
+    let keytabs = scratch.write(
+        "keytabs.properties",
+        &format!(
+            "security.protocol=SASL_PLAINTEXT\nsasl.kerberos.service.name=kafka\njava.security.auth.login.config={}\n",
+            krb.get("CLIENT_JAAS")
+        ),
+    );
+    let empty = format!("FILE:{}", scratch.path("empty-cache").display());
+    let started = std::time::Instant::now();
+    let message = fails(
+        run_with(
+            &krb,
+            &conf,
+            "3000",
+            &keytabs,
+            &empty,
+            &["--group", &unique("g"), "describe", "--topic", &unique("t")],
+        ),
+        1,
+        &[
+            &format!("Kerberos login of {principal} ("),
+            " did not finish within ",
+            &format!(
+                "ms: no answer from the KDC at 127.0.0.1:{port} (realm {realm}, krb5.conf {conf})"
+            ),
+        ],
+    );
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "took {took:?}: {message}"
+    );
 }
 
 #[test]

@@ -57,6 +57,13 @@ pub enum Error {
         detail: String,
     },
 
+    /// A Kerberos login (SASL GSSAPI, the host's) was still waiting for its KDC when the call's
+    /// deadline came: the message names the login, the KDC and the deadline
+    /// ([`crate::kerberos::login_unfinished`]). `zookeeper`: the login was ZooKeeper's (a commit
+    /// defers over it as over an outage).
+    #[error("{message}")]
+    KerberosLogin { zookeeper: bool, message: String },
+
     /// A validation policy set to `fail` met a partition it covers.
     #[error("offset policy refused to start: {0}")]
     PolicyViolation(String),
@@ -132,6 +139,7 @@ impl Error {
         use zookeeper_client::Error as Zk;
         match self {
             Error::Timeout { server, .. } => server.starts_with("ZooKeeper"),
+            Error::KerberosLogin { zookeeper, .. } => *zookeeper,
             Error::ZooKeeper { source, .. } => matches!(
                 source,
                 Zk::Timeout

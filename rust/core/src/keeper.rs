@@ -138,7 +138,7 @@ impl OffsetKeeper {
     /// exist are not returned; a `fail` policy that applies makes the whole load an error
     /// listing every refused partition. Nothing is written but the ownership nodes.
     pub fn load(&self, group: &str, topics: &[String]) -> Result<Loaded> {
-        load::load(&self.cx, group, topics)
+        self.explained(load::load(&self.cx, group, topics))
     }
 
     /// Stores each partition's next offset to read (Spark's `untilOffset`) in one atomic multi,
@@ -171,7 +171,21 @@ impl OffsetKeeper {
 
     /// [`OffsetKeeper::commit`] of a batch in columns (as it crosses JNI).
     pub fn commit_batch(&self, group: &str, batch: &CommitBatch) -> Result<CommitSummary> {
-        commit::commit(&self.cx, group, batch)
+        self.explained(commit::commit(&self.cx, group, batch))
+    }
+
+    /// An ACL refusal with the session's identities and the node's ACL
+    /// ([`crate::zookeeper::ZkStore::explain_refusal`]); other results as they are.
+    fn explained<T>(&self, result: Result<T>) -> Result<T> {
+        match result {
+            Err(
+                err @ crate::Error::ZooKeeper {
+                    source: zookeeper_client::Error::NoAuth,
+                    ..
+                },
+            ) => Err(runtime()?.block_on(self.cx.store.explain_refusal(err))),
+            other => other,
+        }
     }
 
     /// The groups under the base path that have an `offsets` folder, sorted by name, each with
@@ -200,19 +214,19 @@ impl OffsetKeeper {
     /// every stored partition of a re-created topic. A topic that is neither stored nor on the
     /// brokers is an [`Error::UnknownTopic`].
     pub fn survey(&self, group: &str, topics: &[String]) -> Result<Vec<Surveyed>> {
-        admin::survey(&self.cx, group, topics)
+        self.explained(admin::survey(&self.cx, group, topics))
     }
 
     /// Deletes the topics' folders and every offset in them, all in one multi. Returns the
     /// number of offset nodes deleted; topics the group has no folder for are skipped.
     pub fn delete_topics(&self, group: &str, topics: &[String]) -> Result<usize> {
-        admin::delete_topics(&self.cx, group, topics)
+        self.explained(admin::delete_topics(&self.cx, group, topics))
     }
 
     /// Deletes the offsets stored for the partitions, in one multi; the topic folders stay.
     /// Returns the number of nodes deleted; partitions with nothing stored are skipped.
     pub fn delete_partitions(&self, group: &str, partitions: &[TopicPartition]) -> Result<usize> {
-        admin::delete_partitions(&self.cx, group, partitions)
+        self.explained(admin::delete_partitions(&self.cx, group, partitions))
     }
 
     /// The instances registered in the group (`<base>/<group>/ids`, ephemeral nodes of running

@@ -11,6 +11,7 @@ mod context;
 pub mod error;
 pub mod kafka;
 mod keeper;
+pub mod kerberos;
 mod lag;
 mod load;
 pub mod names;

@@ -6,7 +6,10 @@
 //! [`KeeperConfig::sasl_provider`]: crate::KeeperConfig::sasl_provider
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+
+pub use crate::kerberos::LoginFacts;
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 use zookeeper_client as zk;
@@ -31,6 +34,33 @@ pub trait SaslProvider: Send + Sync {
     /// May block (it may ask a KDC); the engine calls it inside tokio::task::block_in_place.
     fn start(&self, service: SaslService, host: &str)
         -> Result<Box<dyn SaslExchange>, SaslFailure>;
+
+    /// Who logs in for `service` and with which krb5.conf: the facts of the message of a login
+    /// that does not finish by the call's deadline. `None`: not known.
+    fn login_facts(&self, _service: SaslService) -> Option<LoginFacts> {
+        None
+    }
+}
+
+/// Whether a provider call is under way: set before each call, cleared when it returns, and
+/// left set when the caller gave up waiting (its deadline came first), so that the deadline's
+/// error can say the Kerberos login was what it waited for.
+#[derive(Clone, Default)]
+pub(crate) struct LoginWatch(Arc<AtomicBool>);
+
+impl LoginWatch {
+    pub(crate) fn started(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn ended(&self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+
+    /// A provider call began and has not returned.
+    pub(crate) fn waiting(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 pub trait SaslExchange: Send {
@@ -100,6 +130,7 @@ pub(crate) async fn off_the_workers<T: Send + 'static>(
 pub(crate) struct ZkGssapi {
     provider: SaslProviderHandle,
     last_failure: Arc<Mutex<Option<SaslFailure>>>,
+    watch: LoginWatch,
 }
 
 impl ZkGssapi {
@@ -107,6 +138,7 @@ impl ZkGssapi {
         ZkGssapi {
             provider,
             last_failure: Arc::default(),
+            watch: LoginWatch::default(),
         }
     }
 
@@ -117,6 +149,36 @@ impl ZkGssapi {
     /// Forgets the last failure: a new session is being opened.
     pub(crate) fn forget_failure(&self) {
         *self.slot() = None;
+        self.watch.ended();
+    }
+
+    /// The message for a connect whose deadline came while the provider was still logging in,
+    /// else `None`.
+    pub(crate) fn unfinished_login(
+        &self,
+        server: &str,
+        after: std::time::Duration,
+    ) -> Option<String> {
+        self.watch.waiting().then(|| {
+            let facts = self.provider.0.login_facts(SaslService::ZooKeeper);
+            crate::kerberos::login_unfinished(facts.as_ref(), server, after)
+        })
+    }
+
+    /// The Kerberos principal the login names, when its configuration does.
+    pub(crate) fn principal(&self) -> Option<String> {
+        self.provider
+            .0
+            .login_facts(SaslService::ZooKeeper)
+            .and_then(|facts| facts.principal)
+    }
+
+    /// A provider call, watched.
+    fn watched<T>(&self, call: impl FnOnce() -> T) -> T {
+        self.watch.started();
+        let result = blocking(call);
+        self.watch.ended();
+        result
     }
 
     /// Why the provider failed last, if it did since [`forget_failure`](Self::forget_failure).
@@ -142,7 +204,8 @@ impl zk::ExternalSaslMechanism for ZkGssapi {
     }
 
     fn start(&self, host: &str) -> Result<Box<dyn zk::ExternalSaslExchange>, zk::Error> {
-        let exchange = blocking(|| self.provider.0.start(SaslService::ZooKeeper, host))
+        let exchange = self
+            .watched(|| self.provider.0.start(SaslService::ZooKeeper, host))
             .map_err(|failure| self.failed(failure))?;
         Ok(Box::new(ZkExchange {
             exchange,
@@ -158,7 +221,11 @@ struct ZkExchange {
 
 impl zk::ExternalSaslExchange for ZkExchange {
     fn initial(&mut self) -> Result<Vec<u8>, zk::Error> {
-        blocking(|| self.exchange.initial()).map_err(|failure| self.mechanism.failed(failure))
+        let mechanism = &self.mechanism;
+        let exchange = &mut self.exchange;
+        mechanism
+            .watched(|| exchange.initial())
+            .map_err(|failure| mechanism.failed(failure))
     }
 
     fn step(&mut self, challenge: &[u8]) -> Result<Option<Vec<u8>>, zk::Error> {
@@ -166,9 +233,12 @@ impl zk::ExternalSaslExchange for ZkExchange {
         if self.exchange.is_complete() {
             return Ok(None);
         }
-        blocking(|| self.exchange.evaluate(challenge))
+        let mechanism = &self.mechanism;
+        let exchange = &mut self.exchange;
+        mechanism
+            .watched(|| exchange.evaluate(challenge))
             .map(Some)
-            .map_err(|failure| self.mechanism.failed(failure))
+            .map_err(|failure| mechanism.failed(failure))
     }
 }
 

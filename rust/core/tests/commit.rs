@@ -82,6 +82,13 @@ fn a_thousand_partition_commit_is_all_or_nothing() {
         .unwrap_err();
     assert!(matches!(err, Error::ZooKeeper { .. }), "{err:?}");
     assert!(err.to_string().contains(&locked), "{err}");
+    // The refusal says who the session is and what the node admits.
+    assert!(
+        err.to_string().contains(
+            "the session is not authenticated (only world:anyone and ip entries admit it); the node's ACL is [world:anyone:READ]"
+        ),
+        "{err}"
+    );
     for p in 0..1000 {
         assert_eq!(
             zk.get(&offset_path(&group, &topic, p)),

@@ -228,6 +228,13 @@ fn digest_auth_with_a_creator_only_acl_keeps_other_clients_out() {
         "{err:?}"
     );
     assert!(message.contains("zookeeper.auth"), "{message}");
+    // Which identity the session presents, and that it may not read the ACL either.
+    assert!(
+        message.contains(
+            "the node's ACL does not admit this session's identity; the session is authenticated as digest:alice:… (zookeeper.auth); the node's ACL is not readable by this session either"
+        ),
+        "{message}"
+    );
 
     // The right credentials again: the committed offsets are there.
     let loaded = keeper(zookeeper, bootstrap, &alice)

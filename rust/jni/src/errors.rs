@@ -53,7 +53,9 @@ impl BridgeError {
                     "io/offsetkeeper/ZooKeeperException"
                 }
                 E::Kafka { .. } => "io/offsetkeeper/KafkaClusterException",
-                E::Timeout { .. } => "io/offsetkeeper/ServerTimeoutException",
+                E::Timeout { .. } | E::KerberosLogin { .. } => {
+                    "io/offsetkeeper/ServerTimeoutException"
+                }
                 E::PolicyViolation(_) => "io/offsetkeeper/PolicyViolationException",
                 E::CommitConflict { .. } => "io/offsetkeeper/CommitConflictException",
                 E::Owned { .. } => "io/offsetkeeper/PartitionOwnedException",

@@ -152,6 +152,23 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_checkConfig<'local>(
         .resolve::<ThrowJavaException>()
 }
 
+/// [`offsetkeeper::kerberos::ticket_cache_words`]: the engine's words for a ticket cache.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_ticketCacheWords<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    configured: JString<'local>,
+) -> JString<'local> {
+    unowned
+        .with_env(|env| -> Result<JString<'local>> {
+            init(env);
+            let configured = optional_string(env, &configured)?;
+            let words = offsetkeeper::kerberos::ticket_cache_words(configured.as_deref());
+            Ok(env.new_string(words)?)
+        })
+        .resolve::<ThrowJavaException>()
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_offsetkeeper_NativeBridge_close<'local>(
     mut unowned: EnvUnowned<'local>,

@@ -9,13 +9,13 @@
 
 use std::sync::Arc;
 
-use jni::objects::{Global, JByteArray, JClass, JMethodID, JObject, JString};
+use jni::objects::{Global, JByteArray, JClass, JMethodID, JObject, JObjectArray, JString};
 use jni::signature::{JavaType, MethodSignature, Primitive};
 use jni::strings::JNIStr;
 use jni::sys::jvalue;
 use jni::{jni_sig, jni_str, Env, JavaVM};
 use offsetkeeper::sasl::{
-    SaslExchange, SaslFailure, SaslProvider, SaslProviderHandle, SaslService,
+    LoginFacts, SaslExchange, SaslFailure, SaslProvider, SaslProviderHandle, SaslService,
 };
 use once_cell::sync::OnceCell;
 
@@ -25,6 +25,7 @@ use crate::errors::BridgeError;
 const CLIENTS_CLASS: &JNIStr = jni_str!("io/offsetkeeper/GssapiClients");
 const START_SIG: MethodSignature<'static, 'static> =
     jni_sig!("(ILjava/lang/String;)Lio/offsetkeeper/GssapiExchange;");
+const LOGIN_FACTS_SIG: MethodSignature<'static, 'static> = jni_sig!("(I)[Ljava/lang/String;");
 const EXCHANGE_CLASS: &JNIStr = jni_str!("io/offsetkeeper/GssapiExchange");
 const INITIAL_SIG: MethodSignature<'static, 'static> = jni_sig!("()[B");
 const EVALUATE_SIG: MethodSignature<'static, 'static> = jni_sig!("([B)[B");
@@ -42,6 +43,7 @@ struct Methods {
     _exchange: Global<JClass<'static>>,
     _throwable: Global<JClass<'static>>,
     start: JMethodID,
+    login_facts: JMethodID,
     initial: JMethodID,
     evaluate: JMethodID,
     is_complete: JMethodID,
@@ -60,6 +62,7 @@ fn methods(env: &mut Env<'_>) -> Result<&'static Methods, BridgeError> {
         let throwable = env.find_class(jni_str!("java/lang/Throwable"))?;
         let methods = Methods {
             start: env.get_method_id(&clients, jni_str!("start"), &START_SIG)?,
+            login_facts: env.get_method_id(&clients, jni_str!("loginFacts"), &LOGIN_FACTS_SIG)?,
             initial: env.get_method_id(&exchange, jni_str!("initial"), &INITIAL_SIG)?,
             evaluate: env.get_method_id(&exchange, jni_str!("evaluate"), &EVALUATE_SIG)?,
             is_complete: env.get_method_id(&exchange, jni_str!("isComplete"), &IS_COMPLETE_SIG)?,
@@ -229,6 +232,48 @@ impl SaslProvider for JvmSasl {
             complete,
         }))
     }
+
+    fn login_facts(&self, service: SaslService) -> Option<LoginFacts> {
+        let clients = self.clients.as_ref()?;
+        let code = match service {
+            SaslService::ZooKeeper => ZOOKEEPER,
+            SaslService::Kafka => KAFKA,
+        };
+        let methods = self.methods;
+        let facts = attached(&self.vm, methods, |env| {
+            let args = [jvalue { i: code }];
+            // Safety: `loginFacts` was resolved on GssapiClients with LOGIN_FACTS_SIG.
+            let array = unsafe {
+                env.call_method_unchecked(clients, methods.login_facts, JavaType::Object, &args)
+            }?
+            .l()?;
+            if array.is_null() {
+                return Ok(None);
+            }
+            // Safety: the method returns a String[].
+            let array = unsafe { JObjectArray::<JString>::from_raw(env, array.into_raw()) };
+            let mut texts: Vec<Option<String>> = Vec::new();
+            for index in 0..array.len(env)? {
+                let element = array.get_element(env, index)?;
+                texts.push(if element.is_null() {
+                    None
+                } else {
+                    Some(element.try_to_string(env)?)
+                });
+                env.delete_local_ref(element);
+            }
+            env.delete_local_ref(array);
+            Ok(Some(texts))
+        })
+        .ok()??;
+        let mut texts = facts.into_iter();
+        Some(LoginFacts {
+            login: texts.next().flatten()?,
+            principal: texts.next().flatten(),
+            realm: texts.next().flatten(),
+            krb5_conf: texts.next().flatten().map(std::path::PathBuf::from),
+        })
+    }
 }
 
 impl Drop for JvmSasl {
@@ -376,6 +421,7 @@ mod tests {
             "void" => "V".to_string(),
             "byte[]" => "[B".to_string(),
             "String" => "Ljava/lang/String;".to_string(),
+            "String[]" => "[Ljava/lang/String;".to_string(),
             other => format!("Lio/offsetkeeper/{other};"),
         };
         let arguments: String = parameters
@@ -392,6 +438,7 @@ mod tests {
         assert_eq!(EXCHANGE_CLASS.to_str(), "io/offsetkeeper/GssapiExchange");
         for (class, name, sig) in [
             ("GssapiClients", "start", START_SIG),
+            ("GssapiClients", "loginFacts", LOGIN_FACTS_SIG),
             ("GssapiExchange", "initial", INITIAL_SIG),
             ("GssapiExchange", "evaluate", EVALUATE_SIG),
             ("GssapiExchange", "isComplete", IS_COMPLETE_SIG),

@@ -343,8 +343,11 @@ impl Gssapi {
         if major & GSS_ERROR_MASK == 0 {
             return Ok(());
         }
+        // A minor status of a library's errno 0 reads "Success": it says nothing.
         let minor_text = if minor != 0 {
-            self.status_text(minor, GSS_C_MECH_CODE)
+            Some(self.status_text(minor, GSS_C_MECH_CODE))
+                .filter(|text| !text.eq_ignore_ascii_case("success"))
+                .unwrap_or_default()
         } else {
             String::new()
         };

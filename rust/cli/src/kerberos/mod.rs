@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use offsetkeeper::sasl::{
-    SaslExchange, SaslFailure, SaslProvider, SaslProviderHandle, SaslService,
+    LoginFacts, SaslExchange, SaslFailure, SaslProvider, SaslProviderHandle, SaslService,
 };
 
 use gssapi::{Context, Credentials, Gssapi, LoadError, Name};
@@ -418,6 +418,35 @@ impl SaslProvider for Provider {
             .ok_or_else(|| SaslFailure(format!("Kerberos is not configured for {name} here")))?;
         Exchange::start(self.gss, name, target, host).map(|e| Box::new(e) as Box<dyn SaslExchange>)
     }
+
+    fn login_facts(&self, service: SaslService) -> Option<LoginFacts> {
+        let target = match service {
+            SaslService::ZooKeeper => self.plan.zookeeper.as_ref(),
+            SaslService::Kafka => self.plan.kafka.as_ref(),
+        }?;
+        let login = &target.login;
+        let principal = login.sources.iter().find_map(Source::principal);
+        let mut words = String::from("Kerberos login");
+        if let Some(principal) = principal {
+            words.push_str(&format!(" of {principal}"));
+        }
+        let sources: Vec<String> = login.sources.iter().map(Source::describe).collect();
+        let origin = login.origin.as_deref().unwrap_or("the default login");
+        words.push_str(&format!(" ({origin}, {})", sources.join(", then ")));
+        Some(LoginFacts {
+            login: words,
+            principal: principal.map(str::to_string),
+            realm: principal.and_then(realm_of).map(str::to_string),
+            // libkrb5 reads KRB5_CONFIG (a list: its first file), else its default.
+            krb5_conf: Some(std::path::PathBuf::from(
+                std::env::var("KRB5_CONFIG")
+                    .ok()
+                    .and_then(|list| list.split(':').next().map(str::to_string))
+                    .filter(|first| !first.is_empty())
+                    .unwrap_or_else(|| "/etc/krb5.conf".to_string()),
+            )),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -557,7 +586,15 @@ fn acquire_from(gss: &'static Gssapi, source: &Source) -> Result<Credentials<'st
                 .map_err(|err| format!("it has no usable key of {principal} ({err})"));
         }
     };
-    result.map_err(|err| err.to_string())
+    // A ticket cache's failure says where the cache is and what it holds (missing, empty,
+    // expired and when), in the words the jar uses.
+    result.map_err(|err| match source {
+        Source::TicketCache { path, .. } => format!(
+            "{err} ({})",
+            offsetkeeper::kerberos::ticket_cache_words(path.as_deref())
+        ),
+        Source::Keytab { .. } => err.to_string(),
+    })
 }
 
 /// A path as krb5 names a file: Java takes paths (`FILE:` allowed), krb5 `TYPE:residual`.

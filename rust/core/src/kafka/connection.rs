@@ -17,7 +17,7 @@ use super::protocol::{
 };
 use super::scram::{Hash, Scram};
 use super::security::{KafkaSecurity, Mechanism, SaslLogin};
-use crate::sasl::{off_the_workers, SaslProviderHandle, SaslService, GSSAPI};
+use crate::sasl::{off_the_workers, LoginWatch, SaslProviderHandle, SaslService, GSSAPI};
 
 /// A plain or TLS stream.
 trait Io: AsyncRead + AsyncWrite + Unpin + Send + Sync {}
@@ -69,6 +69,17 @@ impl Connection {
         client_id: &str,
         security: &KafkaSecurity,
     ) -> Result<Connection, CallError> {
+        Connection::open_watched(address, client_id, security, &LoginWatch::default()).await
+    }
+
+    /// [`open`](Self::open), with `watch` set while the SASL provider (a Kerberos login) is
+    /// being waited for, so that a caller whose deadline comes first can say so.
+    pub(crate) async fn open_watched(
+        address: &str,
+        client_id: &str,
+        security: &KafkaSecurity,
+        watch: &LoginWatch,
+    ) -> Result<Connection, CallError> {
         let tcp = TcpStream::connect(address).await?;
         tcp.set_nodelay(true)?;
         let stream: Box<dyn Io> = match &security.tls {
@@ -96,7 +107,9 @@ impl Connection {
         if let Some(login) = &security.sasl {
             connection.log_in(login).await?;
         } else if let Some(provider) = &security.gssapi {
-            connection.log_in_gssapi(provider, host_of(address)).await?;
+            connection
+                .log_in_gssapi(provider, host_of(address), watch)
+                .await?;
         }
         Ok(connection)
     }
@@ -161,11 +174,13 @@ impl Connection {
         &mut self,
         provider: &SaslProviderHandle,
         host: &str,
+        watch: &LoginWatch,
     ) -> Result<(), CallError> {
         self.handshake(GSSAPI).await?;
         let failed =
             |why: String| CallError::Authentication(format!("SASL {GSSAPI} login failed: {why}"));
         let (provider, host) = (provider.clone(), host.to_string());
+        watch.started();
         let (mut exchange, mut token) = off_the_workers(move || {
             let mut exchange = provider.0.start(SaslService::Kafka, &host)?;
             let token = exchange.initial()?;
@@ -173,17 +188,20 @@ impl Connection {
         })
         .await
         .map_err(|failure| failed(failure.0))?;
+        watch.ended();
         loop {
             let answer = self.authenticate(&token).await.map_err(failed)?;
             if exchange.is_complete() {
                 return Ok(());
             }
+            watch.started();
             (exchange, token) = off_the_workers(move || {
                 let token = exchange.evaluate(&answer)?;
                 Ok((exchange, token))
             })
             .await
             .map_err(|failure| failed(failure.0))?;
+            watch.ended();
         }
     }
 

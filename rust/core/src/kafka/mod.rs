@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::sasl::SaslProviderHandle;
+use crate::sasl::{LoginWatch, SaslProviderHandle, SaslService};
 use crate::validate::PartitionRange;
 use crate::TopicPartition;
 use connection::{CallError, Connection};
@@ -765,10 +765,16 @@ impl Brokers {
                     Some(connection) => connection,
                     None => {
                         let limit = self.setup_timeout.min(attempt.remaining());
-                        let open = Connection::open(address, &self.client_id, &self.security);
+                        let watch = LoginWatch::default();
+                        let open = Connection::open_watched(
+                            address,
+                            &self.client_id,
+                            &self.security,
+                            &watch,
+                        );
                         tokio::time::timeout(limit, open)
                             .await
-                            .map_err(|_| timed_out("connecting", limit))??
+                            .map_err(|_| self.setup_timed_out(address, limit, &watch))??
                     }
                 };
                 let version = match connection.version(api, api_key, versions.clone()) {
@@ -1033,6 +1039,25 @@ impl<'p> AnswerIndex<'p> {
             })
             .get(&(topic, partition))
             .copied()
+    }
+}
+
+impl Brokers {
+    /// A connection's setup that did not end by `limit`: a Kerberos login still waiting for
+    /// its KDC says so (and is not asked again: the KDC, not the broker, is what failed), else
+    /// a timeout of the connect.
+    fn setup_timed_out(&self, address: &str, limit: Duration, watch: &LoginWatch) -> CallError {
+        match &self.security.gssapi {
+            Some(provider) if watch.waiting() => {
+                let facts = provider.0.login_facts(SaslService::Kafka);
+                CallError::Authentication(crate::kerberos::login_unfinished(
+                    facts.as_ref(),
+                    &format!("broker {address}"),
+                    limit,
+                ))
+            }
+            _ => timed_out("connecting", limit),
+        }
     }
 }
 

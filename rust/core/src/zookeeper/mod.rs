@@ -823,6 +823,65 @@ impl ZkStore {
         .await
     }
 
+    /// A refusal for want of permission (`NoAuth`) explained: the identities this session
+    /// presents and the ACL of the node refused, so that a user sees which to change. Any other
+    /// error is returned as it is. Bounded by the request timeout; digest hashes are not shown.
+    pub async fn explain_refusal(&self, err: Error) -> Error {
+        let Error::ZooKeeper {
+            operation,
+            path,
+            source: zk::Error::NoAuth,
+            detail,
+        } = err
+        else {
+            return err;
+        };
+        let read = self.bounded(self.config.request_timeout, async {
+            self.call("read ACL", &path, |client| {
+                let path = path.clone();
+                async move { client.get_acl(&path).await.map(|(acl, _)| acl) }
+            })
+            .await
+        });
+        let acl = match read.await {
+            Ok(acl) => acl
+                .iter()
+                .map(|entry| {
+                    let id = match entry.scheme() {
+                        // user:base64(sha1(user:password)): the user only.
+                        "digest" => format!("{}:…", entry.id().split(':').next().unwrap_or("")),
+                        _ => entry.id().to_string(),
+                    };
+                    format!("{}:{id}:{}", entry.scheme(), entry.permission())
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            // ZooKeeper 3.5+ lets a session read the ACL only with READ or ADMIN on the node.
+            Err(_) => "not readable by this session either".to_string(),
+        };
+        let acl = if acl.starts_with("not readable") {
+            acl
+        } else {
+            format!("[{acl}]")
+        };
+        let detail = format!(
+            "the node's ACL does not admit this session's identity; the session is {}; the node's ACL is {acl}{}",
+            self.config.security.identity_words(
+                self.gssapi
+                    .as_ref()
+                    .and_then(ZkGssapi::principal)
+                    .as_deref()
+            ),
+            if detail.is_empty() { String::new() } else { format!("; {detail}") }
+        );
+        Error::ZooKeeper {
+            operation,
+            path,
+            source: zk::Error::NoAuth,
+            detail,
+        }
+    }
+
     /// Runs `work`, the ZooKeeper part of one call, by one deadline `budget` from now (or an
     /// enclosing call's, when sooner): each request and opening a session get what is left of
     /// it, and never more than the request timeout. A session opened again after it expired,
@@ -993,6 +1052,18 @@ impl ZkStore {
             Ok(Ok(Ok(client))) => client,
             Err(_) => {
                 abandon.abort();
+                let server = format!("ZooKeeper at {}", self.config.connect);
+                let after = self.config.request_timeout;
+                if let Some(message) = self
+                    .gssapi
+                    .as_ref()
+                    .and_then(|gssapi| gssapi.unfinished_login(&server, after))
+                {
+                    return Err(Error::KerberosLogin {
+                        zookeeper: true,
+                        message,
+                    });
+                }
                 return Err(self.timeout("connect"));
             }
             Ok(Ok(Err(err))) => return Err(self.failed("connect", &self.config.connect, err)),
@@ -1120,6 +1191,9 @@ impl ZkStore {
         }
         let detail = match (&source, &self.gssapi) {
             (zk::Error::AuthFailed, Some(gssapi)) => gssapi_detail(gssapi),
+            (zk::Error::AuthFailed, None) if !self.config.security.sends_credentials() => {
+                crate::kerberos::ZOOKEEPER_REQUIRES_SASL.to_string()
+            }
             _ => String::new(),
         };
         Error::ZooKeeper {

@@ -82,6 +82,46 @@ pub struct ZkSecurity {
     pub tls: Option<ZkTls>,
 }
 
+impl ZkSecurity {
+    /// Whether a session authenticates at all: `zookeeper.auth`, or SASL of either kind.
+    pub(crate) fn sends_credentials(&self) -> bool {
+        !self.auth.is_empty() || self.sasl.is_some() || self.gssapi
+    }
+
+    /// The identities a session presents, as ZooKeeper's ACLs name them (no secret);
+    /// `principal`: the Kerberos principal of a GSSAPI login, when known.
+    pub(crate) fn identity_words(&self, principal: Option<&str>) -> String {
+        let mut ids: Vec<String> = self
+            .auth
+            .iter()
+            .map(|(scheme, credentials)| match scheme.as_str() {
+                "digest" => format!(
+                    "digest:{}:… (zookeeper.auth)",
+                    credentials.split(':').next().unwrap_or("")
+                ),
+                other => format!("{other} (zookeeper.auth)"),
+            })
+            .collect();
+        if let Some(login) = &self.sasl {
+            ids.push(format!("sasl:{} (DIGEST-MD5)", login.username));
+        }
+        if self.gssapi {
+            let principal = principal.unwrap_or("<its Kerberos principal>");
+            let short = principal.split(['/', '@']).next().unwrap_or(principal);
+            ids.push(format!(
+                "sasl:{principal} (GSSAPI; ZooKeeper names it sasl:{short} when it removes the \
+                 host and realm: kerberos.removeHostFromPrincipal, \
+                 kerberos.removeRealmFromPrincipal, as Cloudera sets them)"
+            ));
+        }
+        if ids.is_empty() {
+            "not authenticated (only world:anyone and ip entries admit it)".to_string()
+        } else {
+            format!("authenticated as {}", ids.join(", "))
+        }
+    }
+}
+
 impl fmt::Debug for ZkSecurity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let auth: Vec<String> = self

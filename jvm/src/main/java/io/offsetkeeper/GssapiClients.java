@@ -68,6 +68,37 @@ final class GssapiClients implements AutoCloseable {
         }
     }
 
+    /**
+     * Who logs in for {@code service} and with which krb5.conf, for the engine's message of a
+     * login that does not finish by its deadline, and of an ACL refusal: {login as messages
+     * name it, the principal or null, its realm or null, the krb5.conf path or null}. Takes no
+     * lock (the login may be waiting).
+     *
+     * @param service {@link #ZOOKEEPER} or {@link #KAFKA}
+     * @return null when that service does not use Kerberos
+     */
+    String[] loginFacts(int service) {
+        Target target = service == ZOOKEEPER ? zookeeper : service == KAFKA ? kafka : null;
+        if (target == null) {
+            return null;
+        }
+        String principal = target.login.principal();
+        String realm = principal != null && principal.indexOf('@') >= 0
+                ? principal.substring(principal.lastIndexOf('@') + 1)
+                : System.getProperty("java.security.krb5.realm");
+        return new String[] {target.login.who(), principal, realm, krb5Conf()};
+    }
+
+    /** The krb5.conf the JVM reads: as {@code sun.security.krb5.Config} looks for it. */
+    static String krb5Conf() {
+        String configured = System.getProperty("java.security.krb5.conf");
+        if (configured != null) {
+            return configured;
+        }
+        java.io.File inJdk = new java.io.File(System.getProperty("java.home"), "conf/security/krb5.conf");
+        return inJdk.isFile() ? inJdk.getPath() : "/etc/krb5.conf";
+    }
+
     /** Releases the logins; the engine must be closed already. Idempotent. */
     @Override
     public void close() {

@@ -343,20 +343,7 @@ final class KerberosLogins {
             Object principal = options.get("principal");
             boolean keyTab = "true".equalsIgnoreCase(String.valueOf(options.get("useKeyTab")));
             boolean cache = "true".equalsIgnoreCase(String.valueOf(options.get("useTicketCache")));
-            StringBuilder text = new StringBuilder("Kerberos login");
-            if (principal != null) {
-                text.append(" of ").append(principal);
-            }
-            text.append(" (").append(source.describe());
-            if (keyTab) {
-                Object path = options.get("keyTab");
-                text.append(", keyTab ").append(path != null ? path : "(the default)");
-            }
-            if (cache) {
-                Object path = options.get("ticketCache");
-                text.append(", ticket cache ").append(path != null ? path : "(the default)");
-            }
-            text.append(") failed: ");
+            StringBuilder text = new StringBuilder(who()).append(" failed: ");
             if (!asked) {
                 return text.append(GssapiExchange.reasons(e)).toString();
             }
@@ -367,12 +354,55 @@ final class KerberosLogins {
             } else if (keyTab) {
                 text.append("the keytab cannot be read or holds no key of the principal");
             } else if (cache) {
-                text.append("the ticket cache cannot be read or holds no valid TGT");
+                text.append(ticketCacheWords(options.get("ticketCache")));
             } else {
                 text.append("JAAS gives neither a keytab (useKeyTab=true) nor a ticket cache"
                         + " (useTicketCache=true)");
             }
             return text.append(", and no prompt is allowed").toString();
+        }
+
+        /**
+         * The login as messages name it, from the JAAS options (principal, keyTab,
+         * ticketCache: none is secret): {@code Kerberos login of P (JAAS section 'Client',
+         * keyTab K)}. Takes no lock: it may be asked while a login waits for its KDC.
+         */
+        String who() {
+            Map<String, ?> options = krb5Options();
+            Object principal = options.get("principal");
+            StringBuilder text = new StringBuilder("Kerberos login");
+            if (principal != null) {
+                text.append(" of ").append(principal);
+            }
+            text.append(" (").append(source.describe());
+            if ("true".equalsIgnoreCase(String.valueOf(options.get("useKeyTab")))) {
+                Object path = options.get("keyTab");
+                text.append(", keyTab ").append(path != null ? path : "(the default)");
+            }
+            if ("true".equalsIgnoreCase(String.valueOf(options.get("useTicketCache")))) {
+                Object path = options.get("ticketCache");
+                text.append(", ticket cache ").append(path != null ? path : "(the default)");
+            }
+            return text.append(")").toString();
+        }
+
+        /**
+         * The engine's words for the ticket cache a login reads (the JAAS {@code ticketCache},
+         * else KRB5CCNAME, else the default): where it is and whether it is missing, empty or
+         * expired, with the TGT's end time.
+         */
+        private static String ticketCacheWords(Object configured) {
+            try {
+                return NativeBridge.ticketCacheWords(configured == null ? null : String.valueOf(configured));
+            } catch (RuntimeException | LinkageError e) {
+                return "the ticket cache cannot be read or holds no valid TGT";
+            }
+        }
+
+        /** The principal the JAAS options name, else null. */
+        String principal() {
+            Object principal = krb5Options().get("principal");
+            return principal == null ? null : String.valueOf(principal);
         }
 
         /** The options of the source's Krb5LoginModule entry (else its first), maybe empty. */

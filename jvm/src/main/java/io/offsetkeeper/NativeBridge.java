@@ -88,4 +88,14 @@ final class NativeBridge {
      */
     static native Object[] validate(byte[] storedKinds, long[] storedOffsets, long[] earliest,
             long[] latest, String onMissing, String onBelowRange, String onAboveRange);
+
+    /**
+     * Where a login's ticket cache is and what it holds, in the words the CLI uses too: e.g.
+     * {@code the ticket cache /tmp/krb5cc_1000 (KRB5CCNAME) holds a TGT of app@EXAMPLE.COM
+     * that expired at 2026-12-06T05:00:00Z: kinit (or k5start) renews it}.
+     *
+     * @param configured the cache the JAAS options name ({@code ticketCache}), or null for
+     *     KRB5CCNAME, else the default
+     */
+    static native String ticketCacheWords(String configured);
 }

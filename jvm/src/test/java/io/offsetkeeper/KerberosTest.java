@@ -179,7 +179,11 @@ public class KerberosTest {
             keeper.load(Collections.singleton(topic));
             fail("a session without SASL must be refused");
         } catch (ZooKeeperException e) {
-            assertTrue(e.getMessage(), e.getMessage().contains("ZooKeeper"));
+            // Not a DIGEST hint: the session sent no credentials at all.
+            assertTrue(e.getMessage(), e.getMessage().contains("ZooKeeper requires an"
+                    + " authenticated (SASL) session and this one sent no credentials. For Kerberos,"
+                    + " the JVM's JAAS configuration (java.security.auth.login.config; for the CLI,"
+                    + " a line with that key in --command-config) needs a `Client` section"));
         }
     }
 
@@ -413,10 +417,12 @@ public class KerberosTest {
                         + " principal=\"" + kerberos("CLIENT_PRINCIPAL") + "\";");
                 KafkaClusterException e = failsWithin(KafkaClusterException.class, 5_000,
                         params, keeper -> keeper.load(Collections.singleton(topic)));
+                String state = cache.startsWith("/nonexistent") ? "does not exist"
+                        : "is empty or not a ticket cache";
                 assertEquals(kafkaLoginFailed() + "Kerberos login of "
                         + kerberos("CLIENT_PRINCIPAL") + " (sasl.jaas.config, ticket cache "
-                        + cache + ") failed: the ticket cache cannot be read or holds no valid"
-                        + " TGT, and no prompt is allowed", e.getMessage());
+                        + cache + ") failed: the ticket cache " + cache + " " + state
+                        + ", and no prompt is allowed", e.getMessage());
                 assertFalse("nothing stored", KerberosCluster.hasOffsets(group));
             }
         } finally {
@@ -460,9 +466,11 @@ public class KerberosTest {
     }
 
     /**
-     * A KDC that takes connections and never answers, and a krb5.conf that waits 5 s for it:
-     * the keeper's own timeout (3 s) must end each call. To the commit the ZooKeeper connect
-     * that timed out is an outage: deferred (nothing written), as when ZooKeeper is down.
+     * A KDC that takes connections and never answers, and a krb5.conf as MIT users write it (no
+     * kdc_timeout: the JVM waits 30 s for each of 3 tries): the keeper's own timeout (3 s) ends
+     * each call, and the load's error names the login, the KDC krb5.conf gives and the
+     * deadline, not the healthy brokers or ZooKeeper. To the commit the ZooKeeper login that
+     * did not finish is an outage: deferred (nothing written), as when ZooKeeper is down.
      */
     @Test
     public void aKdcThatDoesNotAnswerFailsWithinTheTimeout() throws Exception {
@@ -479,13 +487,23 @@ public class KerberosTest {
             });
             acceptor.setDaemon(true);
             acceptor.start();
-            Path conf = KerberosCluster.krb5Conf("127.0.0.1:" + socket.getLocalPort(),
-                    "kdc_timeout = 5s", "max_retries = 1");
+            String kdc = "127.0.0.1:" + socket.getLocalPort();
+            Path conf = KerberosCluster.krb5Conf(kdc);
             try {
                 Map<String, KerberosCluster.ProbeCall> calls = probeFails(conf.toString(), null,
                         Collections.emptyMap());
                 KerberosCluster.ProbeCall load = calls.get("load");
-                assertTrue(load.message, load.message.contains("timed out"));
+                String principal = kerberos("CLIENT_PRINCIPAL");
+                String realm = principal.substring(principal.indexOf('@') + 1);
+                // The load asks Kafka and ZooKeeper at once: either login's deadline may come first.
+                assertTrue(load.exception, load.exception
+                        .matches("KafkaClusterException|ServerTimeoutException"));
+                assertTrue(load.message, load.message.contains("Kerberos login of " + principal
+                        + " (JAAS section '"));
+                // Within the 3 s deadline: Kafka's connection gets what is left of it.
+                assertTrue(load.message, Pattern.compile(" did not finish within \\d{3,4} ms: no answer"
+                        + " from the KDC at " + Pattern.quote(kdc + " (realm " + realm + ", krb5.conf "
+                        + conf + ")")).matcher(load.message).find());
                 assertEquals(calls.get("commit").message, "DeferredCommit",
                         calls.get("commit").exception);
             } finally {
@@ -523,6 +541,39 @@ public class KerberosTest {
             for (KerberosCluster.ProbeCall call : calls.values()) {
                 assertTrue(call.message, call.message.contains("Clock skew too great"));
                 assertTrue(call.message, call.message.contains(kerberos("CLIENT_PRINCIPAL")));
+            }
+        } finally {
+            Files.delete(jaas);
+        }
+    }
+
+    /**
+     * An expired ticket cache: the cluster's cache (a TGT of 4 hours) read by a keeper's JVM
+     * whose clock is 5 hours ahead (libfaketime). Each call names the cache, that its TGT
+     * expired, and when.
+     */
+    @Test
+    public void anExpiredTicketCacheIsNamedWithItsEndTime() throws Exception {
+        String library = System.getProperty("offsetkeeper.test.libfaketime");
+        assertTrue("offsetkeeper.test.libfaketime is not set (Gradle sets it)", library != null);
+        String cache = kerberos("CLIENT_CCACHE");
+        String login = "com.sun.security.auth.module.Krb5LoginModule required"
+                + " useTicketCache=true ticketCache=\"" + cache + "\""
+                + " principal=\"" + kerberos("CLIENT_PRINCIPAL") + "\";";
+        Path jaas = jaasFile(login, login);
+        Map<String, String> environment = new HashMap<>();
+        environment.put("LD_PRELOAD", library);
+        environment.put("FAKETIME", "+5h");
+        environment.put("FAKETIME_DONT_FAKE_MONOTONIC", "1"); // timeouts keep real time
+        try {
+            Map<String, KerberosCluster.ProbeCall> calls = probeFails(kerberos("KRB5_CONF"),
+                    jaas.toString(), environment);
+            Pattern expired = Pattern.compile(Pattern.quote("failed: the ticket cache " + cache
+                    + " holds a TGT of " + kerberos("CLIENT_PRINCIPAL") + " that expired at ")
+                    + "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ"
+                    + Pattern.quote(": kinit (or k5start) renews it, and no prompt is allowed"));
+            for (KerberosCluster.ProbeCall call : calls.values()) {
+                assertTrue(call.message, expired.matcher(call.message).find());
             }
         } finally {
             Files.delete(jaas);
