@@ -34,7 +34,7 @@ ssl.keystore.type PKCS12, with their passwords; JKS: convert with keytool -impor
 Kerberos (SASL GSSAPI: security.protocol SASL_*, sasl.kerberos.service.name; for ZooKeeper
 zookeeper.sasl.mechanism=GSSAPI or a JAAS Client section) needs the system's MIT krb5 library
 (libgssapi_krb5.so.2) and logs in from the ticket cache (KRB5CCNAME, as after kinit), or as
-sasl.jaas.config or the JAAS file java.security.auth.login.config say (keyTab, principal,
+sasl.jaas.config or the JAAS file of a java.security.auth.login.config=FILE line in --command-config say (keyTab, principal,
 ticketCache); krb5.conf is KRB5_CONFIG's or /etc/krb5.conf.";
 
 /// `describe --help` after its options: the statuses (from the one list of them, `Status::ALL`),

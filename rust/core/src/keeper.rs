@@ -130,7 +130,7 @@ impl OffsetKeeper {
     /// now, in topic order then partition order. No validation: the raw view for lag and for
     /// operators.
     pub fn inspect(&self, group: &str, topics: &[String]) -> Result<Vec<Inspected>> {
-        load::inspect(&self.cx, group, topics)
+        self.explained(load::inspect(&self.cx, group, topics))
     }
 
     /// Discovers the topics' partitions, takes ownership of them (unless ownership is off),
@@ -191,20 +191,20 @@ impl OffsetKeeper {
     /// The groups under the base path that have an `offsets` folder, sorted by name, each with
     /// its number of topic folders.
     pub fn groups(&self) -> Result<Vec<GroupSummary>> {
-        admin::groups(&self.cx)
+        self.explained(admin::groups(&self.cx))
     }
 
     /// The topics a group has a folder for, sorted. Folders whose name is not a legal topic
     /// name (offsetkeeper never writes one) are left out with a WARN line.
     pub fn stored_topics(&self, group: &str) -> Result<Vec<String>> {
-        admin::stored_topics(&self.cx, group)
+        self.explained(admin::stored_topics(&self.cx, group))
     }
 
     /// Every offset a group stored for the topics, whether or not the partition still exists,
     /// in the order the topics are given then partition order. Children of a topic folder that
     /// are not partition numbers are left out with a WARN line.
     pub fn stored(&self, group: &str, topics: &[String]) -> Result<Vec<(TopicPartition, Stored)>> {
-        admin::stored(&self.cx, group, topics)
+        self.explained(admin::stored(&self.cx, group, topics))
     }
 
     /// The union of what a group stored for the topics and the partitions the brokers have,
@@ -232,7 +232,7 @@ impl OffsetKeeper {
     /// The instances registered in the group (`<base>/<group>/ids`, ephemeral nodes of running
     /// keepers that own partitions), sorted: a group with any is active.
     pub fn active_instances(&self, group: &str) -> Result<Vec<String>> {
-        admin::active_instances(&self.cx, group)
+        self.explained(admin::active_instances(&self.cx, group))
     }
 
     /// The partitions of the topics, from broker metadata, in the order asked. An unknown topic

@@ -106,13 +106,19 @@ impl ZkSecurity {
             ids.push(format!("sasl:{} (DIGEST-MD5)", login.username));
         }
         if self.gssapi {
-            let principal = principal.unwrap_or("<its Kerberos principal>");
-            let short = principal.split(['/', '@']).next().unwrap_or(principal);
-            ids.push(format!(
-                "sasl:{principal} (GSSAPI; ZooKeeper names it sasl:{short} when it removes the \
-                 host and realm: kerberos.removeHostFromPrincipal, \
-                 kerberos.removeRealmFromPrincipal, as Cloudera sets them)"
-            ));
+            const REMOVED: &str = "when it removes the host and realm: \
+                kerberos.removeHostFromPrincipal, kerberos.removeRealmFromPrincipal, as Cloudera \
+                sets them";
+            ids.push(match principal {
+                Some(principal) => {
+                    let short = principal.split(['/', '@']).next().unwrap_or(principal);
+                    format!("sasl:{principal} (GSSAPI; ZooKeeper names it sasl:{short} {REMOVED})")
+                }
+                None => format!(
+                    "sasl:<the ticket cache's principal> (GSSAPI; ZooKeeper names it by the \
+                     principal's first part {REMOVED})"
+                ),
+            });
         }
         if ids.is_empty() {
             "not authenticated (only world:anyone and ip entries admit it)".to_string()

@@ -95,8 +95,15 @@ final class GssapiClients implements AutoCloseable {
         if (configured != null) {
             return configured;
         }
-        java.io.File inJdk = new java.io.File(System.getProperty("java.home"), "conf/security/krb5.conf");
-        return inJdk.isFile() ? inJdk.getPath() : "/etc/krb5.conf";
+        String home = System.getProperty("java.home");
+        // The JDK's own: conf/security (9 and later), lib/security (8).
+        for (String inJdk : new String[] {"conf/security/krb5.conf", "lib/security/krb5.conf"}) {
+            java.io.File file = new java.io.File(home, inJdk);
+            if (file.isFile()) {
+                return file.getPath();
+            }
+        }
+        return "/etc/krb5.conf";
     }
 
     /** Releases the logins; the engine must be closed already. Idempotent. */
