@@ -59,7 +59,7 @@ public final class JavaQuickStartJob {
         stream.foreachRDD(rdd -> {
             OffsetRange[] ranges = ((HasOffsetRanges) rdd.rdd()).offsetRanges();  // the stream's own RDD
             rdd.map(ConsumerRecord::value).countByValue().forEach((page, n) -> System.out.println(page + ": " + n));
-            SparkOffsets.commit(keeper, ranges);  // one atomic ZooKeeper multi (batches up to ~15,000 partitions)
+            SparkOffsets.commit(keeper, ranges);  // one atomic ZooKeeper multi per batch (split, with a WARN, past 1 MB)
         });
         // README: end job
 
