@@ -34,10 +34,12 @@ public final class SparkOffsets {
     /**
      * Where {@link #closeOnShutdown} runs among Spark's own shutdown hooks: before them all
      * (a higher priority runs first). Spark stops its local executor at its default priority
-     * (100), its streaming context at 51 and the SparkContext at 50; a graceful stop after the
-     * executor has stopped waits for batches that can no longer run.
+     * (100, {@code ShutdownHookManager.DEFAULT_SHUTDOWN_PRIORITY}), its streaming context at 51
+     * and the SparkContext at 50; a graceful stop after the executor has stopped waits for
+     * batches that can no longer run. A constant, not read from Spark: this class is used by
+     * jobs whose class path has Spark's Kafka connector and kafka-clients only.
      */
-    static final int SHUTDOWN_PRIORITY = ShutdownHookManager.DEFAULT_SHUTDOWN_PRIORITY() + 10;
+    static final int SHUTDOWN_PRIORITY = 110;
 
     /**
      * At the JVM's shutdown (SIGTERM, {@code System.exit}, the end of {@code main}), stops the
