@@ -228,6 +228,9 @@ fn read_ticket_cache(bytes: &[u8]) -> Option<TicketCache> {
         let _client = r.principal()?;
         let server = r.principal()?;
         let _enctype = r.u16()?;
+        if version == 0x0503 {
+            r.u16()?; // version 3 writes the key's type twice
+        }
         r.data()?; // key
         let (_auth, _start, end, _renew) = (r.u32()?, r.u32()?, r.u32()?, r.u32()?);
         r.skip(1 + 4)?; // is_skey, flags
@@ -311,6 +314,11 @@ mod tests {
 
     /// A version 4 ticket cache of `app@R` with one ticket for each `(server, end time)`.
     fn cache(tickets: &[(&str, u32)]) -> Vec<u8> {
+        cache_of_version(4, tickets)
+    }
+
+    /// A ticket cache of version 3 (as Kerby writes) or 4 (as MIT writes).
+    fn cache_of_version(version: u8, tickets: &[(&str, u32)]) -> Vec<u8> {
         fn data(out: &mut Vec<u8>, bytes: &[u8]) {
             out.extend((bytes.len() as u32).to_be_bytes());
             out.extend(bytes);
@@ -325,13 +333,19 @@ mod tests {
                 data(out, part.as_bytes());
             }
         }
-        let mut out = vec![0x05, 0x04, 0, 12, 0, 1, 0, 8];
-        out.extend([0u8; 8]);
+        let mut out = vec![0x05, version];
+        if version == 4 {
+            out.extend([0, 12, 0, 1, 0, 8]);
+            out.extend([0u8; 8]);
+        }
         principal(&mut out, "app@R");
         for (server, end) in tickets {
             principal(&mut out, "app@R");
             principal(&mut out, server);
             out.extend(18u16.to_be_bytes());
+            if version == 3 {
+                out.extend(18u16.to_be_bytes());
+            }
             data(&mut out, &[7; 32]);
             for time in [1, 1, *end, 0] {
                 out.extend(u32::to_be_bytes(time));
@@ -364,6 +378,9 @@ mod tests {
             expired.state(1_600_000_000),
             "holds a TGT of app@R valid until 2023-11-14T22:13:20Z"
         );
+        let kerby =
+            read_ticket_cache(&cache_of_version(3, &[("krbtgt/R@R", 1_700_000_000)])).unwrap();
+        assert_eq!(kerby.tgt_ends, vec![1_700_000_000], "version 3");
         let none = read_ticket_cache(&cache(&[])).unwrap();
         assert_eq!(
             none.state(0),

@@ -202,6 +202,7 @@ final class KerberosLogins {
         // The rest is guarded by lock.
         private LoginContext context;
         private boolean released; // out of LOGINS and logged out: never logs in again
+        private volatile boolean releasing; // out of LOGINS; logged out by whoever next can
         private boolean attempted;
         private long lastAttempt;
         private LoginException lastFailure; // of the last attempt, null when it succeeded
@@ -224,6 +225,14 @@ final class KerberosLogins {
          * @throws IllegalStateException when the login was released
          */
         <T> T withSubject(SubjectAction<T> action) throws Exception {
+            try {
+                return withSubjectLocked(action);
+            } finally {
+                logOutIfReleased();
+            }
+        }
+
+        private <T> T withSubjectLocked(SubjectAction<T> action) throws Exception {
             ReentrantReadWriteLock.ReadLock read = lock.readLock();
             // The common case: nothing due, so uses share the read lock and never wait for
             // one another.
@@ -253,7 +262,7 @@ final class KerberosLogins {
 
         /** Whether {@link #current()} has more to do than return the subject; under lock. */
         private boolean due(long now) {
-            return released || context == null
+            return released || releasing || context == null
                     || now >= refreshAt && mayAttempt(now)
                     || now >= expiresAt && lastFailure != null;
         }
@@ -265,7 +274,7 @@ final class KerberosLogins {
 
         /** The subject, after a first login or a due refresh. Caller holds the write lock. */
         private Subject current() throws LoginException {
-            if (released) {
+            if (released || releasing) {
                 throw new IllegalStateException("the Kerberos login with " + describe()
                         + " was released when its keepers closed; it does not log in again");
             }
@@ -440,7 +449,11 @@ final class KerberosLogins {
             refreshAt = start + (long) ((end - start) * factor);
         }
 
-        /** Counted down once; the last release logs out. */
+        /**
+         * Counted down once; the last release logs out: at once when no use or login holds the
+         * lock, else when the last one leaves it. It never waits: a login whose KDC does not
+         * answer holds the lock for minutes, and a keeper's close must not wait for it.
+         */
         void release() {
             synchronized (LOGINS) {
                 if (--references > 0) {
@@ -448,10 +461,21 @@ final class KerberosLogins {
                 }
                 LOGINS.remove(source);
             }
+            // Out of LOGINS: a later login would never be logged out.
+            releasing = true;
+            logOutIfReleased();
+        }
+
+        /** Logs out a released login, unless another thread holds the lock (it does, leaving). */
+        private void logOutIfReleased() {
+            if (!releasing) {
+                return;
+            }
             ReentrantReadWriteLock.WriteLock write = lock.writeLock();
-            write.lock();
+            if (!write.tryLock()) {
+                return;
+            }
             try {
-                // Out of LOGINS: a later login would never be logged out.
                 released = true;
                 if (context != null) {
                     LoginContext old = context;

@@ -44,6 +44,9 @@ public final class KerberosProbe {
                 return result.written();
             });
         }
+        // As spark-submit's driver ends: a Kerberos login still waiting for its KDC on an engine
+        // thread (attached to this JVM) would hold a plain end of main until the KDC gives up.
+        System.exit(0);
     }
 
     /** A commit deferred as in a ZooKeeper outage (a ZooKeeper connect that timed out): nothing written. */
