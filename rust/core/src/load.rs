@@ -178,7 +178,8 @@ type Read = (Vec<Option<Node>>, Vec<StalePartition>);
 /// What ZooKeeper holds and what Kafka has, unvalidated.
 pub(crate) fn inspect(cx: &Context, group: &str, topics: &[String]) -> Result<Vec<Inspected>> {
     let topics = checked_topics(group, topics)?;
-    let inspection = runtime()?.block_on(inspect_and_judge(cx, group, &topics, false))?;
+    // The raw view: no re-creation verdict (its ListOffsets round would serve nothing here).
+    let inspection = runtime()?.block_on(discover_and_inspect(cx, group, &topics, false))?;
     Ok(inspection.partitions)
 }
 
