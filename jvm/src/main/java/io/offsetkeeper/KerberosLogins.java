@@ -402,8 +402,10 @@ final class KerberosLogins {
          */
         private static String ticketCacheWords(Object configured) {
             try {
+                NativeLibrary.load();
                 return NativeBridge.ticketCacheWords(configured == null ? null : String.valueOf(configured));
             } catch (RuntimeException | LinkageError e) {
+                // Only a message is at stake (the library is loaded by every keeper anyway).
                 return "the ticket cache cannot be read or holds no valid TGT";
             }
         }

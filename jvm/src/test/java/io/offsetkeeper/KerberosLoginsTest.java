@@ -332,7 +332,7 @@ public class KerberosLoginsTest {
                     + " and no prompt is allowed"},
             {"useTicketCache=true ticketCache=\"/no/cc\" principal=\"alice@EXAMPLE.COM\";",
                 "Kerberos login of alice@EXAMPLE.COM (sasl.jaas.config, ticket cache /no/cc)"
-                    + " failed: the ticket cache cannot be read or holds no valid TGT,"
+                    + " failed: the ticket cache /no/cc does not exist,"
                     + " and no prompt is allowed"},
             {"useTicketCache=true useKeyTab=true principal=\"alice@EXAMPLE.COM\";",
                 "Kerberos login of alice@EXAMPLE.COM (sasl.jaas.config, keyTab (the default),"
