@@ -119,11 +119,7 @@ pub(crate) fn stored(
 }
 
 /// [`stored`], each with the time its node was last written (ms since the epoch).
-fn stored_with_times(
-    cx: &Context,
-    group: &str,
-    topics: &[String],
-) -> Result<Vec<(TopicPartition, Stored, i64)>> {
+fn stored_with_times(cx: &Context, group: &str, topics: &[String]) -> Result<Vec<StoredAt>> {
     let (topics, dirs) = topic_dirs(cx, group, topics)?;
     let layout = cx.layout(group);
     cx.store.block_on(async {
@@ -221,46 +217,13 @@ pub(crate) fn survey(cx: &Context, group: &str, topics: &[String]) -> Result<Vec
                 tracker.observe_topic(topic, current, folder.as_ref(), BTreeSet::new());
                 continue;
             };
-            let old: BTreeSet<i32> = stored
-                .iter()
-                .filter(|(tp, value, _)| {
-                    *tp.topic == **topic && *value != Stored::Missing && ranges.contains_key(tp)
-                })
-                .map(|(tp, _, _)| tp.partition)
-                .collect();
+            let old = old_partitions(&stored, &ranges, topic);
             tracker.observe_topic(topic, current, folder.as_ref(), old);
             recreated.insert(topic.as_str(), found);
         }
     }
-    // Topics whose IDs tell nothing: judged by their records' timestamps, as a load does.
-    if let Some(tolerance) = cx.recreated_timestamp_tolerance {
-        let judged: Vec<Unidentified> = stored
-            .iter()
-            .filter(|(tp, _, _)| unidentified.contains(&*tp.topic))
-            .filter_map(|(tp, value, committed_at_ms)| {
-                ranges.get(tp).map(|range| Unidentified {
-                    partition: tp,
-                    stored: value,
-                    range: *range,
-                    committed_at_ms: *committed_at_ms,
-                })
-            })
-            .collect();
-        let found = runtime()?.block_on(recreated_by_record_time(brokers, &judged, tolerance))?;
-        let mut trackers = cx.tracked.lock();
-        let tracker = trackers.group(group);
-        for (topic, evidence) in found {
-            let Some(name) = topics.iter().find(|t| **t == topic) else {
-                continue;
-            };
-            let old: BTreeSet<i32> = stored
-                .iter()
-                .filter(|(tp, value, _)| {
-                    *tp.topic == *topic && *value != Stored::Missing && ranges.contains_key(tp)
-                })
-                .map(|(tp, _, _)| tp.partition)
-                .collect();
-            tracker.mark_old(&topic, old);
+    for (topic, evidence) in recreated_by_time(cx, group, &stored, &ranges, &unidentified)? {
+        if let Some(name) = topics.iter().find(|t| **t == topic) {
             recreated.insert(name.as_str(), evidence);
         }
     }
@@ -297,6 +260,59 @@ pub(crate) fn survey(cx: &Context, group: &str, topics: &[String]) -> Result<Vec
         rows.extend(partitions);
     }
     Ok(rows)
+}
+
+/// What a survey read of one stored partition: its value and when its node was last written.
+type StoredAt = (TopicPartition, Stored, i64);
+
+/// The partitions of `topic` that hold an offset and still exist: those of a re-created topic
+/// hold the old topic's offsets.
+fn old_partitions(
+    stored: &[StoredAt],
+    ranges: &HashMap<TopicPartition, PartitionRange>,
+    topic: &str,
+) -> BTreeSet<i32> {
+    stored
+        .iter()
+        .filter(|(tp, value, _)| {
+            *tp.topic == *topic && *value != Stored::Missing && ranges.contains_key(tp)
+        })
+        .map(|(tp, _, _)| tp.partition)
+        .collect()
+}
+
+/// The `unidentified` topics (their IDs tell nothing) re-created after their offsets were
+/// committed, judged by their records' timestamps as a load does; what they hold is marked
+/// old for the tracker.
+fn recreated_by_time(
+    cx: &Context,
+    group: &str,
+    stored: &[StoredAt],
+    ranges: &HashMap<TopicPartition, PartitionRange>,
+    unidentified: &HashSet<&str>,
+) -> Result<HashMap<String, Recreated>> {
+    let Some(tolerance) = cx.recreated_timestamp_tolerance else {
+        return Ok(HashMap::new());
+    };
+    let judged: Vec<Unidentified> = stored
+        .iter()
+        .filter(|(tp, _, _)| unidentified.contains(&*tp.topic))
+        .filter_map(|(tp, value, committed_at_ms)| {
+            ranges.get(tp).map(|range| Unidentified {
+                partition: tp,
+                stored: value,
+                range: *range,
+                committed_at_ms: *committed_at_ms,
+            })
+        })
+        .collect();
+    let found = runtime()?.block_on(recreated_by_record_time(cx.brokers()?, &judged, tolerance))?;
+    let mut trackers = cx.tracked.lock();
+    let tracker = trackers.group(group);
+    for topic in found.keys() {
+        tracker.mark_old(topic, old_partitions(stored, ranges, topic));
+    }
+    Ok(found)
 }
 
 /// Deletes the topics' folders and every offset in them, all in one multi. Returns the
