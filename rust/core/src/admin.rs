@@ -6,6 +6,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::kafka::Brokers;
 use crate::names::check_name;
 use crate::names::checked_topics;
 use crate::recreated::{recreated_by_record_time, Unidentified};
@@ -385,27 +386,24 @@ pub(crate) fn active_instances(cx: &Context, group: &str) -> Result<Vec<String>>
 
 /// The partitions of the topics, from broker metadata, in the order asked. An unknown topic
 /// is an error naming it.
-pub(crate) fn partitions(cx: &Context, topics: &[String]) -> Result<Vec<TopicPartition>> {
+pub(crate) fn partitions(brokers: &Brokers, topics: &[String]) -> Result<Vec<TopicPartition>> {
     for topic in topics {
         check_name("topic", topic)?;
     }
-    runtime()?.block_on(cx.brokers()?.partitions(topics))
+    runtime()?.block_on(brokers.partitions(topics))
 }
 
 /// Every topic of the cluster but Kafka's internal ones, sorted.
-pub(crate) fn kafka_topics(cx: &Context) -> Result<Vec<String>> {
-    runtime()?.block_on(cx.brokers()?.topics())
+pub(crate) fn kafka_topics(brokers: &Brokers) -> Result<Vec<String>> {
+    runtime()?.block_on(brokers.topics())
 }
 
 /// For each partition, the first offset whose record timestamp is at or after
 /// `timestamp_ms` (milliseconds since the epoch); `None` when no record is that recent.
 pub(crate) fn offsets_for_timestamp(
-    cx: &Context,
+    brokers: &Brokers,
     partitions: &[TopicPartition],
     timestamp_ms: i64,
 ) -> Result<HashMap<TopicPartition, Option<i64>>> {
-    runtime()?.block_on(
-        cx.brokers()?
-            .offsets_for_timestamp(partitions, timestamp_ms),
-    )
+    runtime()?.block_on(brokers.offsets_for_timestamp(partitions, timestamp_ms))
 }

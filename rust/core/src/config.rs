@@ -32,6 +32,10 @@ pub const ZOOKEEPER_CONNECT: &str = "zookeeper.connect";
 /// The keeper's own keys, with what each allows; all optional.
 pub const KEYS: &[(&str, &str)] = &[
     (
+        "offsetkeeper.store",
+        "zookeeper, kafka (default zookeeper; kafka needs no zookeeper.connect)",
+    ),
+    (
         "offsetkeeper.base.path",
         "an absolute ZooKeeper path (default /consumers)",
     ),
@@ -87,8 +91,32 @@ pub const KEYS: &[(&str, &str)] = &[
 const MAX_WAIT_MS: u64 = MAX_WAIT.as_secs() * 1000;
 
 /// Everything an [`OffsetKeeper`](crate::OffsetKeeper) needs.
+/// Where a keeper keeps offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Store {
+    /// `<base>/<group>/offsets/<topic>/<partition>` in ZooKeeper.
+    #[default]
+    ZooKeeper,
+    /// Kafka's group store (`__consumer_offsets`), as Kafka's consumers keep theirs.
+    Kafka,
+}
+
+impl Store {
+    pub fn parse(value: &str) -> Result<Store> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "zookeeper" => Ok(Store::ZooKeeper),
+            "kafka" => Ok(Store::Kafka),
+            _ => Err(Error::invalid(format!(
+                "offsetkeeper.store '{value}' is not allowed; allowed: zookeeper, kafka"
+            ))),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct KeeperConfig {
+    /// Where offsets are kept; with [`Store::Kafka`] `zookeeper` is not used.
+    pub store: Store,
     pub zookeeper: ZkConfig,
     pub kafka: KafkaSettings,
     /// Deadline of each Kafka operation of a load (Metadata, ListOffsets, their retries
@@ -165,6 +193,7 @@ impl KeeperConfig {
             ..Policy::default()
         };
         KeeperConfig {
+            store: Store::ZooKeeper,
             zookeeper,
             kafka,
             kafka_timeout: None,
@@ -294,6 +323,7 @@ impl KeeperConfig {
 /// The pairs sorted by namespace, the keeper's own values checked.
 #[derive(Default)]
 struct Parsed {
+    store: Option<Store>,
     connect: Option<String>,
     zookeeper: Vec<(String, String)>,
     kafka: Vec<(String, String)>,
@@ -325,6 +355,7 @@ impl Parsed {
             let (key, value) = (key.as_ref().trim(), value.as_ref());
             match key {
                 ZOOKEEPER_CONNECT => parsed.connect = Some(value.trim().to_string()),
+                "offsetkeeper.store" => parsed.store = Some(Store::parse(value)?),
                 "offsetkeeper.base.path" => {
                     let path = value.trim();
                     check_base_path(path).map_err(|err| named(key, err))?;
@@ -396,7 +427,7 @@ impl Parsed {
             .filter(|connect| !connect.is_empty())
             .ok_or_else(|| {
                 Error::invalid(
-                    "zookeeper.connect is not set; expected host:port[,host:port...][/chroot]",
+                    "zookeeper.connect is not set; expected host:port[,host:port...][/chroot] (or offsetkeeper.store=kafka, which needs no ZooKeeper)",
                 )
             })?;
         let mut zookeeper = ZkConfig::new(connect);
@@ -414,7 +445,14 @@ impl Parsed {
     }
 
     fn apply(self, kafka: KafkaSettings) -> Result<KeeperConfig> {
-        let mut config = KeeperConfig::new(self.zookeeper()?, kafka);
+        let store = self.store.unwrap_or_default();
+        let zookeeper = match (store, &self.connect) {
+            // The Kafka store needs no ZooKeeper; its settings are kept unused.
+            (Store::Kafka, None) => ZkConfig::new(String::new()),
+            _ => self.zookeeper()?,
+        };
+        let mut config = KeeperConfig::new(zookeeper, kafka);
+        config.store = store;
         config.kafka_timeout = self.kafka_timeout;
         if let Some(on_missing) = self.on_missing {
             config.policy.on_missing = on_missing;

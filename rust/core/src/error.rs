@@ -97,6 +97,14 @@ pub enum Error {
         waited: Duration,
     },
 
+    /// The group's offsets are in Kafka and it has live members of another kind (a consumer
+    /// with its own assignor: a Spark job using `Subscribe`, a `KafkaConsumer`): offsetkeeper
+    /// never commits over them. Nothing was written.
+    #[error(
+        "group '{group}' is in use: {detail}. offsetkeeper never commits over another consumer of the group: stop it, or give this job its own group.id"
+    )]
+    GroupInUse { group: String, detail: String },
+
     /// A bug in offsetkeeper; reported, never a crash.
     #[error("internal error: {0}")]
     Internal(String),

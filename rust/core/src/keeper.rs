@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 use crate::admin::{self, GroupSummary, Surveyed};
 use crate::batch::CommitBatch;
 use crate::commit::{self, CommitSummary};
-use crate::config::{KeeperConfig, Ownership};
+use crate::config::{KeeperConfig, Ownership, Store};
 use crate::context::Context;
 use crate::error::Result;
 use crate::kafka::Brokers;
+use crate::kafka_store::KafkaStore;
 use crate::load::{self, Inspected, Loaded};
 use crate::ownership::Owners;
 use crate::reconnect::Reconnect;
@@ -29,8 +30,20 @@ const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
 /// nothing else holds it while the keeper is dropped).
 const CLOSE_SESSION_TIMEOUT: Duration = Duration::from_millis(500);
 
-/// Loads, validates and commits offsets for any number of groups and topics.
+/// Loads, validates and commits offsets for any number of groups and topics, in the store
+/// its configuration names: ZooKeeper or Kafka's group store.
 pub struct OffsetKeeper {
+    store: Keeping,
+}
+
+/// The store a keeper keeps offsets in.
+enum Keeping {
+    ZooKeeper(ZkKeeper),
+    Kafka(Box<KafkaStore>),
+}
+
+/// A keeper of offsets in ZooKeeper.
+struct ZkKeeper {
     /// Shared with the background reconnect, which holds it only while it works.
     cx: Arc<Context>,
     /// The background reconnect of a keeper whose commits may be deferred; stopped first when
@@ -38,11 +51,25 @@ pub struct OffsetKeeper {
     reconnect: Option<Reconnect>,
 }
 
+impl std::ops::Deref for ZkKeeper {
+    type Target = Context;
+    fn deref(&self) -> &Context {
+        &self.cx
+    }
+}
+
 impl OffsetKeeper {
     /// Checks the configuration and prepares the clients; servers are contacted on first use.
     pub fn open(config: KeeperConfig) -> Result<OffsetKeeper> {
         config.check_limits()?;
         let provider = config.sasl_provider.as_ref();
+        if config.store == Store::Kafka {
+            let brokers =
+                Brokers::with_sasl_provider(config.kafka.clone(), config.kafka_timeout, provider)?;
+            return Ok(OffsetKeeper {
+                store: Keeping::Kafka(Box::new(KafkaStore::open(config, brokers))),
+            });
+        }
         let cx = Arc::new(Context {
             store: ZkStore::with_sasl_provider(config.zookeeper, provider)?,
             brokers: Some(Brokers::with_sasl_provider(
@@ -65,7 +92,9 @@ impl OffsetKeeper {
         } else {
             Some(Reconnect::start(&cx)?)
         };
-        Ok(OffsetKeeper { cx, reconnect })
+        Ok(OffsetKeeper {
+            store: Keeping::ZooKeeper(ZkKeeper { cx, reconnect }),
+        })
     }
 
     /// A keeper for the operations that touch ZooKeeper only: listing groups, reading,
@@ -83,54 +112,94 @@ impl OffsetKeeper {
         provider: Option<&SaslProviderHandle>,
     ) -> Result<OffsetKeeper> {
         Ok(OffsetKeeper {
-            cx: Arc::new(Context {
-                store: ZkStore::with_sasl_provider(zookeeper, provider)?,
-                brokers: None,
-                owners: Owners::new(),
-                tracked: Tracked::default(),
-                policy: Policy::default(),
-                fencing: true,
-                monotonic: true,
-                ownership: Ownership {
-                    enabled: false,
-                    wait: None,
-                },
-                // Operators' tools fail at once (and so need no reconnect).
-                commit_outage_tolerance: Duration::ZERO,
-                recreated_timestamp_tolerance: None,
+            store: Keeping::ZooKeeper(ZkKeeper {
+                cx: Arc::new(Context {
+                    store: ZkStore::with_sasl_provider(zookeeper, provider)?,
+                    brokers: None,
+                    owners: Owners::new(),
+                    tracked: Tracked::default(),
+                    policy: Policy::default(),
+                    fencing: true,
+                    monotonic: true,
+                    ownership: Ownership {
+                        enabled: false,
+                        wait: None,
+                    },
+                    // Operators' tools fail at once (and so need no reconnect).
+                    commit_outage_tolerance: Duration::ZERO,
+                    recreated_timestamp_tolerance: None,
+                }),
+                reconnect: None,
             }),
-            reconnect: None,
         })
     }
 
     /// The ZooKeeper server version the session's requests are chosen for, and how it was
     /// learned; `None` before the first ZooKeeper call.
     pub fn zookeeper_server_version(&self) -> Option<crate::zookeeper::LearnedVersion> {
-        self.cx.store.server_version()
+        self.zk().ok()?.store.server_version()
     }
 
     /// The ZooKeeper session timeout in force: as the servers granted it to the last session
     /// (they bound what is asked by their tick), else as configured. The default ownership wait
     /// is this plus 5 s.
     pub fn zookeeper_session_timeout(&self) -> Duration {
-        self.cx.store.session_timeout()
+        match &self.store {
+            Keeping::ZooKeeper(zk) => zk.store.session_timeout(),
+            Keeping::Kafka(_) => Duration::ZERO,
+        }
     }
 
     /// The ZooKeeper session's id and password, for tests that expire it from outside.
     #[doc(hidden)]
     pub fn zookeeper_session(&self) -> Option<zookeeper_client::SessionInfo> {
-        runtime().ok()?.block_on(self.cx.store.session_info())
+        runtime()
+            .ok()?
+            .block_on(self.zk().ok()?.store.session_info())
+    }
+
+    /// Kafka store only: stops heartbeating the group, as a process paused longer than the
+    /// member session timeout would, so that tests can make a zombie. Nothing else changes.
+    #[doc(hidden)]
+    pub fn stop_heartbeat(&self, group: &str) {
+        if let Keeping::Kafka(kafka) = &self.store {
+            kafka.stop_heartbeat(group);
+        }
     }
 
     pub fn policy(&self) -> &Policy {
-        &self.cx.policy
+        match &self.store {
+            Keeping::ZooKeeper(zk) => &zk.policy,
+            Keeping::Kafka(kafka) => kafka.policy(),
+        }
+    }
+
+    /// The ZooKeeper keeper, or an error naming the operation for a keeper of the Kafka store.
+    fn zk(&self) -> Result<&ZkKeeper> {
+        match &self.store {
+            Keeping::ZooKeeper(zk) => Ok(zk),
+            Keeping::Kafka(_) => Err(crate::Error::invalid(
+                "this operation reads or writes ZooKeeper, but this keeper keeps offsets in Kafka's group store (offsetkeeper.store=kafka)",
+            )),
+        }
+    }
+
+    /// The Kafka client of either store.
+    fn brokers(&self) -> Result<&Brokers> {
+        match &self.store {
+            Keeping::ZooKeeper(zk) => zk.brokers(),
+            Keeping::Kafka(kafka) => Ok(kafka.brokers()),
+        }
     }
 
     /// What ZooKeeper holds and what Kafka has, for every partition of the topics that exists
     /// now, in topic order then partition order. No validation: the raw view for lag and for
     /// operators.
     pub fn inspect(&self, group: &str, topics: &[String]) -> Result<Vec<Inspected>> {
-        self.explained(load::inspect(&self.cx, group, topics))
+        match &self.store {
+            Keeping::ZooKeeper(zk) => self.explained(load::inspect(zk, group, topics)),
+            Keeping::Kafka(kafka) => kafka.inspect(group, topics),
+        }
     }
 
     /// Discovers the topics' partitions, takes ownership of them (unless ownership is off),
@@ -138,7 +207,10 @@ impl OffsetKeeper {
     /// exist are not returned; a `fail` policy that applies makes the whole load an error
     /// listing every refused partition. Nothing is written but the ownership nodes.
     pub fn load(&self, group: &str, topics: &[String]) -> Result<Loaded> {
-        self.explained(load::load(&self.cx, group, topics))
+        match &self.store {
+            Keeping::ZooKeeper(zk) => self.explained(load::load(zk, group, topics)),
+            Keeping::Kafka(kafka) => kafka.load(group, topics),
+        }
     }
 
     /// Stores each partition's next offset to read (Spark's `untilOffset`) in one atomic multi,
@@ -171,7 +243,10 @@ impl OffsetKeeper {
 
     /// [`OffsetKeeper::commit`] of a batch in columns (as it crosses JNI).
     pub fn commit_batch(&self, group: &str, batch: &CommitBatch) -> Result<CommitSummary> {
-        self.explained(commit::commit(&self.cx, group, batch))
+        match &self.store {
+            Keeping::ZooKeeper(zk) => self.explained(commit::commit(zk, group, batch)),
+            Keeping::Kafka(kafka) => kafka.commit(group, batch),
+        }
     }
 
     /// An ACL refusal with the session's identities and the node's ACL
@@ -183,7 +258,7 @@ impl OffsetKeeper {
                     source: zookeeper_client::Error::NoAuth,
                     ..
                 },
-            ) => Err(runtime()?.block_on(self.cx.store.explain_refusal(err))),
+            ) => Err(runtime()?.block_on(self.zk()?.store.explain_refusal(err))),
             other => other,
         }
     }
@@ -191,20 +266,20 @@ impl OffsetKeeper {
     /// The groups under the base path that have an `offsets` folder, sorted by name, each with
     /// its number of topic folders.
     pub fn groups(&self) -> Result<Vec<GroupSummary>> {
-        self.explained(admin::groups(&self.cx))
+        self.explained(admin::groups(self.zk()?))
     }
 
     /// The topics a group has a folder for, sorted. Folders whose name is not a legal topic
     /// name (offsetkeeper never writes one) are left out with a WARN line.
     pub fn stored_topics(&self, group: &str) -> Result<Vec<String>> {
-        self.explained(admin::stored_topics(&self.cx, group))
+        self.explained(admin::stored_topics(self.zk()?, group))
     }
 
     /// Every offset a group stored for the topics, whether or not the partition still exists,
     /// in the order the topics are given then partition order. Children of a topic folder that
     /// are not partition numbers are left out with a WARN line.
     pub fn stored(&self, group: &str, topics: &[String]) -> Result<Vec<(TopicPartition, Stored)>> {
-        self.explained(admin::stored(&self.cx, group, topics))
+        self.explained(admin::stored(self.zk()?, group, topics))
     }
 
     /// The union of what a group stored for the topics and the partitions the brokers have,
@@ -214,36 +289,36 @@ impl OffsetKeeper {
     /// every stored partition of a re-created topic. A topic that is neither stored nor on the
     /// brokers is an [`Error::UnknownTopic`].
     pub fn survey(&self, group: &str, topics: &[String]) -> Result<Vec<Surveyed>> {
-        self.explained(admin::survey(&self.cx, group, topics))
+        self.explained(admin::survey(self.zk()?, group, topics))
     }
 
     /// Deletes the topics' folders and every offset in them, all in one multi. Returns the
     /// number of offset nodes deleted; topics the group has no folder for are skipped.
     pub fn delete_topics(&self, group: &str, topics: &[String]) -> Result<usize> {
-        self.explained(admin::delete_topics(&self.cx, group, topics))
+        self.explained(admin::delete_topics(self.zk()?, group, topics))
     }
 
     /// Deletes the offsets stored for the partitions, in one multi; the topic folders stay.
     /// Returns the number of nodes deleted; partitions with nothing stored are skipped.
     pub fn delete_partitions(&self, group: &str, partitions: &[TopicPartition]) -> Result<usize> {
-        self.explained(admin::delete_partitions(&self.cx, group, partitions))
+        self.explained(admin::delete_partitions(self.zk()?, group, partitions))
     }
 
     /// The instances registered in the group (`<base>/<group>/ids`, ephemeral nodes of running
     /// keepers that own partitions), sorted: a group with any is active.
     pub fn active_instances(&self, group: &str) -> Result<Vec<String>> {
-        self.explained(admin::active_instances(&self.cx, group))
+        self.explained(admin::active_instances(self.zk()?, group))
     }
 
     /// The partitions of the topics, from broker metadata, in the order asked. An unknown topic
     /// is an error naming it.
     pub fn partitions(&self, topics: &[String]) -> Result<Vec<TopicPartition>> {
-        admin::partitions(&self.cx, topics)
+        admin::partitions(self.brokers()?, topics)
     }
 
     /// Every topic of the cluster but Kafka's internal ones, sorted.
     pub fn kafka_topics(&self) -> Result<Vec<String>> {
-        admin::kafka_topics(&self.cx)
+        admin::kafka_topics(self.brokers()?)
     }
 
     /// For each partition, the first offset whose record timestamp is at or after
@@ -253,11 +328,19 @@ impl OffsetKeeper {
         partitions: &[TopicPartition],
         timestamp_ms: i64,
     ) -> Result<std::collections::HashMap<TopicPartition, Option<i64>>> {
-        admin::offsets_for_timestamp(&self.cx, partitions, timestamp_ms)
+        admin::offsets_for_timestamp(self.brokers()?, partitions, timestamp_ms)
     }
 }
 
 impl Drop for OffsetKeeper {
+    fn drop(&mut self) {
+        if let Keeping::Kafka(kafka) = &self.store {
+            kafka.close();
+        }
+    }
+}
+
+impl Drop for ZkKeeper {
     /// Closing tries once to write the offsets of deferred commits, then releases ownership: the
     /// ownership nodes are deleted, then the ZooKeeper session is closed, which takes any that
     /// remain. It returns within the ZooKeeper request timeout (plus a moment for closing the

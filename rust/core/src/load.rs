@@ -595,12 +595,31 @@ fn validated(cx: &Context, group: &str, inspection: Inspection) -> Result<Loaded
         stale,
         ..
     } = inspection;
+    let loaded = judged(group, inspected, &recreated, stale, &cx.policy)?;
+    let mut trackers = cx.tracked.lock();
+    let tracker = trackers.group(group);
+    for report in loaded.corrections() {
+        // The job starts elsewhere than the stored offset: commits may go below it.
+        tracker.reset_floor(&report.partition);
+    }
+    Ok(loaded)
+}
+
+/// A load's decisions over what a store read, logged; a `fail` policy that applies is an
+/// [`Error::PolicyViolation`] listing every refused partition. The same for every store.
+pub(crate) fn judged(
+    group: &str,
+    inspected: Vec<Inspected>,
+    recreated: &HashMap<String, Recreated>,
+    stale: Vec<StalePartition>,
+    policy: &Policy,
+) -> Result<Loaded> {
     log_stale(group, &stale);
     // Each partition's own stored value: no copies, no map (perf showed them at P=1000).
     let each = inspected
         .into_iter()
         .map(|i| (i.partition, i.stored, i.range));
-    let reports = match decide_each(each, &recreated, &cx.policy) {
+    let reports = match decide_each(each, recreated, policy) {
         Ok(reports) => reports,
         Err(refusals) => {
             for refusal in &refusals {
@@ -617,12 +636,6 @@ fn validated(cx: &Context, group: &str, inspection: Inspection) -> Result<Loaded
         partitions: reports,
         stale,
     };
-    let mut trackers = cx.tracked.lock();
-    let tracker = trackers.group(group);
-    for report in loaded.corrections() {
-        // The job starts elsewhere than the stored offset: commits may go below it.
-        tracker.reset_floor(&report.partition);
-    }
     log_load(group, &loaded);
     Ok(loaded)
 }

@@ -85,7 +85,7 @@ impl Identity {
 
     /// The value of `ids/<consumer id>`: the old consumer's registration JSON, plus host, pid,
     /// and (where known) the process's start time and pid namespace.
-    fn registration(&self, topics: &BTreeSet<String>) -> Vec<u8> {
+    pub(crate) fn registration(&self, topics: &BTreeSet<String>) -> Vec<u8> {
         let registration = Registration {
             version: 1,
             subscription: topics.iter().map(|topic| (topic.as_str(), 1)).collect(),
@@ -105,7 +105,7 @@ impl Identity {
     /// host and pid namespace, and its pid is free, a zombie's, or another process's (a
     /// different start time). `None` when it may live: another host or namespace, a live pid
     /// with the same start time, or anything that cannot be read.
-    fn gone(&self, registered: &Registered) -> Option<String> {
+    pub(crate) fn gone(&self, registered: &Registered) -> Option<String> {
         if registered.host.as_ref() != Some(&self.host) {
             return None;
         }
@@ -152,7 +152,7 @@ struct Registration<'a> {
 /// whether its process is gone. Absent ones (Kafka's old consumer writes none of them) and a
 /// value that is not a JSON object leave them unknown.
 #[derive(Debug, Clone, Default, Deserialize)]
-struct Registered {
+pub(crate) struct Registered {
     host: Option<String>,
     pid: Option<u32>,
     starttime: Option<u64>,
@@ -160,7 +160,7 @@ struct Registered {
 }
 
 impl Registered {
-    fn parse(data: &[u8]) -> Registered {
+    pub(crate) fn parse(data: &[u8]) -> Registered {
         serde_json::from_slice(data).unwrap_or_default()
     }
 }

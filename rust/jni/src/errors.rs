@@ -58,7 +58,7 @@ impl BridgeError {
                 }
                 E::PolicyViolation(_) => "io/offsetkeeper/PolicyViolationException",
                 E::CommitConflict { .. } => "io/offsetkeeper/CommitConflictException",
-                E::Owned { .. } => "io/offsetkeeper/PartitionOwnedException",
+                E::Owned { .. } | E::GroupInUse { .. } => "io/offsetkeeper/PartitionOwnedException",
                 E::Internal(_) => OFFSETKEEPER,
             },
         }

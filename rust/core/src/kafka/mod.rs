@@ -10,6 +10,7 @@
 //! which needs a consumer group, does, with OpenSSL (`rust/cli/src/migrate.rs`).
 
 pub mod connection;
+pub mod group;
 pub mod params;
 pub mod protocol;
 mod scram;
@@ -37,10 +38,15 @@ use security::KafkaSecurity;
 
 /// Connections per broker: a broker answers one connection's requests one after the other, and
 /// the earliest side, the latest side and the metadata of a load are asked at once.
-const LANES: usize = 3;
+const LANES: usize = 5;
 const LANE_EARLIEST: usize = 0;
 const LANE_LATEST: usize = 1;
 const LANE_METADATA: usize = 2;
+/// The group coordinator's offset requests (OffsetFetch, OffsetCommit).
+const LANE_GROUP: usize = 3;
+/// The group coordinator's membership requests (FindCoordinator, JoinGroup, Heartbeat, ...),
+/// which may wait for a rebalance: never in front of a commit.
+const LANE_MEMBERSHIP: usize = 4;
 pub use crate::config::defaults::DEFAULT_API_TIMEOUT;
 use crate::config::defaults::{
     DEFAULT_KAFKA_PORT, DEFAULT_KAFKA_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF,
@@ -64,6 +70,8 @@ pub struct Brokers {
     connections: Mutex<HashMap<String, Arc<Lanes>>>,
     /// The topics `partitions_and_ids` was last asked for, and the partitions it found.
     last_found: Mutex<Option<(Vec<String>, Vec<TopicPartition>)>>,
+    /// Each group's coordinator address, as FindCoordinator last found it.
+    coordinators: Mutex<HashMap<String, String>>,
 }
 
 /// What the last Metadata answers said.
@@ -258,6 +266,7 @@ impl Brokers {
             view: Mutex::new(ClusterView::default()),
             connections: Mutex::new(HashMap::new()),
             last_found: Mutex::new(None),
+            coordinators: Mutex::new(HashMap::new()),
         })
     }
 
@@ -688,15 +697,7 @@ impl Brokers {
     /// One Metadata request, to the broker that answered last, else to each bootstrap and known
     /// broker in turn. The answer updates the brokers' addresses and the partitions' leaders.
     async fn metadata(&self, attempt: &Attempt, topics: Option<&[String]>) -> Result<Metadata> {
-        let candidates: Vec<String> = {
-            let view = self.view();
-            let mut candidates: Vec<String> = view.metadata_broker.iter().cloned().collect();
-            candidates.extend(self.bootstrap.iter().cloned());
-            candidates.extend(view.addresses.values().cloned());
-            let mut seen = HashSet::new();
-            candidates.retain(|address| seen.insert(address.clone()));
-            candidates
-        };
+        let candidates = self.metadata_candidates();
         loop {
             let mut failures = Vec::new();
             for address in &candidates {
@@ -811,6 +812,18 @@ impl Brokers {
             attempt.failed(&format!("broker {address}: {err}"));
         }
         result
+    }
+
+    /// The brokers to ask for metadata, in turn: the one that answered last, the bootstrap
+    /// servers, then every broker known.
+    fn metadata_candidates(&self) -> Vec<String> {
+        let view = self.view();
+        let mut candidates: Vec<String> = view.metadata_broker.iter().cloned().collect();
+        candidates.extend(self.bootstrap.iter().cloned());
+        candidates.extend(view.addresses.values().cloned());
+        let mut seen = HashSet::new();
+        candidates.retain(|address| seen.insert(address.clone()));
+        candidates
     }
 
     fn lanes(&self, address: &str) -> Arc<Lanes> {

@@ -1,0 +1,235 @@
+//! The Kafka group store (`offsetkeeper.store=kafka`) against a real broker: no ZooKeeper
+//! setting at all; offsets that Kafka's own consumers read back; the load's decisions and
+//! report as on ZooKeeper (retention purge, re-created topic, offsets of another committer);
+//! one active instance; a zombie's commit refused by the coordinator; a consumer of another
+//! kind refused, never committed over.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use offsetkeeper::{Action, Error, KeeperConfig, OffsetKeeper, Recreated, Stored, TopicPartition};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::ClientConfig;
+use support::{batch, cluster, unique, Kafka};
+
+/// A keeper of the Kafka store: the bootstrap servers and the store, nothing of ZooKeeper.
+fn kafka_keeper(extra: &[(&str, &str)]) -> OffsetKeeper {
+    let cluster = cluster();
+    let mut properties = vec![
+        ("bootstrap.servers", cluster.bootstrap.as_str()),
+        ("offsetkeeper.store", "kafka"),
+    ];
+    properties.extend_from_slice(extra);
+    let config = KeeperConfig::from_properties(properties).expect("config");
+    OffsetKeeper::open(config).expect("open keeper")
+}
+
+fn topics(topic: &str) -> Vec<String> {
+    vec![topic.to_string()]
+}
+
+/// (partition, stored, chosen, action, records lost) of a load.
+fn rows(loaded: &offsetkeeper::Loaded) -> Vec<(i32, Stored, i64, Action, i64)> {
+    loaded
+        .partitions
+        .iter()
+        .map(|r| {
+            (
+                r.partition.partition,
+                r.stored.clone(),
+                r.decision.offset,
+                r.decision.action,
+                r.decision.records_lost,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn offsets_live_in_kafkas_group_store_and_kafkas_consumers_read_them() {
+    let kafka = Kafka::new(&cluster());
+    let (topic, group) = (unique("ks-topic"), unique("ks-group"));
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 10);
+    kafka.produce(&topic, 1, 10);
+    {
+        let keeper = kafka_keeper(&[]);
+        let loaded = keeper.load(&group, &topics(&topic)).expect("first load");
+        assert_eq!(
+            rows(&loaded),
+            vec![
+                (0, Stored::Missing, 0, Action::Initialized, 0),
+                (1, Stored::Missing, 0, Action::Initialized, 0)
+            ]
+        );
+        let offsets = vec![
+            (TopicPartition::new(topic.as_str(), 0), 5),
+            (TopicPartition::new(topic.as_str(), 1), 7),
+        ];
+        let summary = keeper.commit(&group, &offsets).expect("commit");
+        assert_eq!((summary.written, summary.requests), (2, 1), "{summary:?}");
+        // The same batch again: nothing to send.
+        let again = keeper.commit(&group, &offsets).expect("commit again");
+        assert_eq!((again.written, again.unchanged, again.requests), (0, 2, 0));
+        // ZooKeeper's operations are refused by name.
+        let err = keeper.groups().unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArgument(m) if m.contains("offsetkeeper.store=kafka")),
+            "{err}"
+        );
+    }
+    // Kafka's own consumer (librdkafka) reads what was committed, once the keeper closed.
+    assert_eq!(
+        kafka.group_offsets(&group, &topic, &[0, 1]),
+        vec![Some(5), Some(7)]
+    );
+    let keeper = kafka_keeper(&[]);
+    let loaded = keeper.load(&group, &topics(&topic)).expect("second load");
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(5), 5, Action::Kept, 0),
+            (1, Stored::Offset(7), 7, Action::Kept, 0)
+        ]
+    );
+    // Monotonic commits: below what is stored is left out.
+    let summary = keeper
+        .commit(&group, &[(TopicPartition::new(topic.as_str(), 0), 3)])
+        .expect("commit below");
+    assert_eq!((summary.skipped, summary.written), (1, 0));
+}
+
+#[test]
+fn a_purge_a_recreated_topic_and_another_committers_offsets_are_decided_as_on_zookeeper() {
+    let kafka = Kafka::new(&cluster());
+    let (topic, group) = (unique("ks-purge"), unique("ks-group"));
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 20);
+    // Offsets written by someone else (a Kafka consumer): read as an offset without a topic
+    // ID, kept.
+    kafka.commit_group(&group, &topic, &[(0, 4)]);
+    {
+        let keeper = kafka_keeper(&[]);
+        let loaded = keeper.load(&group, &topics(&topic)).expect("load foreign");
+        assert_eq!(
+            rows(&loaded),
+            vec![(0, Stored::Offset(4), 4, Action::Kept, 0)]
+        );
+        keeper
+            .commit(&group, &[(TopicPartition::new(topic.as_str(), 0), 8)])
+            .expect("commit 8");
+    }
+    // Retention purged the stored position: earliest, the records lost counted.
+    kafka.delete_records(&topic, 0, 12);
+    {
+        let keeper = kafka_keeper(&[]);
+        let loaded = keeper.load(&group, &topics(&topic)).expect("load purged");
+        assert_eq!(
+            rows(&loaded),
+            vec![(0, Stored::Offset(8), 12, Action::ResetBelowRange, 4)]
+        );
+        keeper
+            .commit(&group, &[(TopicPartition::new(topic.as_str(), 0), 15)])
+            .expect("commit 15");
+    }
+    // Re-created while a job runs: its keeper loaded the old topic, and its next commit lands
+    // in the new log with the old topic's ID recorded beside it.
+    let running = kafka_keeper(&[]);
+    running.load(&group, &topics(&topic)).expect("load before");
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 30);
+    running
+        .commit(&group, &[(TopicPartition::new(topic.as_str(), 0), 16)])
+        .expect("commit after the re-creation");
+    drop(running);
+    let keeper = kafka_keeper(&[]);
+    let loaded = keeper.load(&group, &topics(&topic)).expect("load re-created");
+    assert_eq!(
+        rows(&loaded),
+        vec![(0, Stored::Offset(16), 0, Action::Recreated, 0)]
+    );
+    assert!(
+        matches!(loaded.partitions[0].recreated, Some(Recreated::TopicId { .. })),
+        "{:?}",
+        loaded.partitions[0].recreated
+    );
+    keeper
+        .commit(&group, &[(TopicPartition::new(topic.as_str(), 0), 20)])
+        .expect("commit in the new topic");
+    drop(keeper);
+    // Deleted while no job runs: the brokers remove a deleted topic's committed offsets, so
+    // the load finds none and follows on_missing.
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 5);
+    let keeper = kafka_keeper(&[]);
+    let loaded = keeper.load(&group, &topics(&topic)).expect("load after deletion");
+    assert_eq!(
+        rows(&loaded),
+        vec![(0, Stored::Missing, 0, Action::Initialized, 0)]
+    );
+}
+
+#[test]
+fn one_instance_holds_a_group_and_a_zombies_commit_is_refused_by_the_coordinator() {
+    let kafka = Kafka::new(&cluster());
+    let (topic, group) = (unique("ks-fence"), unique("ks-group"));
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 10);
+    let first = kafka_keeper(&[]);
+    first.load(&group, &topics(&topic)).expect("first load");
+    first.commit(&group, &batch(&topic, 2, 1)).expect("first commit");
+    // A second live instance is refused once its wait is over, naming the member.
+    let second = kafka_keeper(&[("offsetkeeper.ownership.wait.ms", "1000")]);
+    let started = Instant::now();
+    let err = second.load(&group, &topics(&topic)).unwrap_err();
+    assert!(matches!(err, Error::Owned { .. }), "{err}");
+    assert!(err.to_string().contains("member"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // The first stops heartbeating (a long pause): its member session ends, and the second
+    // takes the group over.
+    first.stop_heartbeat(&group);
+    let taker = kafka_keeper(&[("offsetkeeper.ownership.wait.ms", "30000")]);
+    let loaded = taker.load(&group, &topics(&topic)).expect("take over");
+    assert_eq!(loaded.partitions[0].stored, Stored::Offset(1));
+    taker.commit(&group, &batch(&topic, 2, 2)).expect("taker commits");
+    // The zombie's commit is refused by the coordinator: nothing written.
+    let err = first.commit(&group, &batch(&topic, 2, 9)).unwrap_err();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+    drop(taker);
+    assert_eq!(
+        kafka.group_offsets(&group, &topic, &[0, 1]),
+        vec![Some(2), Some(2)]
+    );
+}
+
+#[test]
+fn a_group_with_a_consumer_of_another_kind_is_refused_naming_it() {
+    let cluster = cluster();
+    let kafka = Kafka::new(&cluster);
+    let (topic, group) = (unique("ks-other"), unique("ks-group"));
+    kafka.create_topic(&topic, 1);
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &cluster.bootstrap)
+        .set("group.id", &group)
+        .set("client.id", "spark-subscribe-job")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    consumer.subscribe(&[topic.as_str()]).expect("subscribe");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while consumer.assignment().map_or(0, |a| a.count()) == 0 {
+        assert!(Instant::now() < deadline, "the consumer never got its assignment");
+        let _ = consumer.poll(Duration::from_millis(100));
+    }
+    let keeper = kafka_keeper(&[]);
+    let err = keeper.load(&group, &topics(&topic)).unwrap_err();
+    assert!(matches!(err, Error::GroupInUse { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("spark-subscribe-job") && text.contains(&topic), "{text}");
+    // Nothing was committed over it.
+    drop(consumer);
+    assert_eq!(kafka.group_offsets(&group, &topic, &[0]), vec![None]);
+}
