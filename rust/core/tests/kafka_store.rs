@@ -145,13 +145,18 @@ fn a_purge_a_recreated_topic_and_another_committers_offsets_are_decided_as_on_zo
         .expect("commit after the re-creation");
     drop(running);
     let keeper = kafka_keeper(&[]);
-    let loaded = keeper.load(&group, &topics(&topic)).expect("load re-created");
+    let loaded = keeper
+        .load(&group, &topics(&topic))
+        .expect("load re-created");
     assert_eq!(
         rows(&loaded),
         vec![(0, Stored::Offset(16), 0, Action::Recreated, 0)]
     );
     assert!(
-        matches!(loaded.partitions[0].recreated, Some(Recreated::TopicId { .. })),
+        matches!(
+            loaded.partitions[0].recreated,
+            Some(Recreated::TopicId { .. })
+        ),
         "{:?}",
         loaded.partitions[0].recreated
     );
@@ -165,7 +170,9 @@ fn a_purge_a_recreated_topic_and_another_committers_offsets_are_decided_as_on_zo
     kafka.create_topic(&topic, 1);
     kafka.produce(&topic, 0, 5);
     let keeper = kafka_keeper(&[]);
-    let loaded = keeper.load(&group, &topics(&topic)).expect("load after deletion");
+    let loaded = keeper
+        .load(&group, &topics(&topic))
+        .expect("load after deletion");
     assert_eq!(
         rows(&loaded),
         vec![(0, Stored::Missing, 0, Action::Initialized, 0)]
@@ -180,21 +187,29 @@ fn one_instance_holds_a_group_and_a_zombies_commit_is_refused_by_the_coordinator
     kafka.produce(&topic, 0, 10);
     let first = kafka_keeper(&[]);
     first.load(&group, &topics(&topic)).expect("first load");
-    first.commit(&group, &batch(&topic, 2, 1)).expect("first commit");
+    first
+        .commit(&group, &batch(&topic, 2, 1))
+        .expect("first commit");
     // A second live instance is refused once its wait is over, naming the member.
     let second = kafka_keeper(&[("offsetkeeper.ownership.wait.ms", "1000")]);
     let started = Instant::now();
     let err = second.load(&group, &topics(&topic)).unwrap_err();
     assert!(matches!(err, Error::Owned { .. }), "{err}");
     assert!(err.to_string().contains("member"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     // The first stops heartbeating (a long pause): its member session ends, and the second
     // takes the group over.
     first.stop_heartbeat(&group);
     let taker = kafka_keeper(&[("offsetkeeper.ownership.wait.ms", "30000")]);
     let loaded = taker.load(&group, &topics(&topic)).expect("take over");
     assert_eq!(loaded.partitions[0].stored, Stored::Offset(1));
-    taker.commit(&group, &batch(&topic, 2, 2)).expect("taker commits");
+    taker
+        .commit(&group, &batch(&topic, 2, 2))
+        .expect("taker commits");
     // The zombie's commit is refused by the coordinator: nothing written.
     let err = first.commit(&group, &batch(&topic, 2, 9)).unwrap_err();
     assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
@@ -221,14 +236,20 @@ fn a_group_with_a_consumer_of_another_kind_is_refused_naming_it() {
     consumer.subscribe(&[topic.as_str()]).expect("subscribe");
     let deadline = Instant::now() + Duration::from_secs(30);
     while consumer.assignment().map_or(0, |a| a.count()) == 0 {
-        assert!(Instant::now() < deadline, "the consumer never got its assignment");
+        assert!(
+            Instant::now() < deadline,
+            "the consumer never got its assignment"
+        );
         let _ = consumer.poll(Duration::from_millis(100));
     }
     let keeper = kafka_keeper(&[]);
     let err = keeper.load(&group, &topics(&topic)).unwrap_err();
     assert!(matches!(err, Error::GroupInUse { .. }), "{err}");
     let text = err.to_string();
-    assert!(text.contains("spark-subscribe-job") && text.contains(&topic), "{text}");
+    assert!(
+        text.contains("spark-subscribe-job") && text.contains(&topic),
+        "{text}"
+    );
     // Nothing was committed over it.
     drop(consumer);
     assert_eq!(kafka.group_offsets(&group, &topic, &[0]), vec![None]);

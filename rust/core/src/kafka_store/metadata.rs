@@ -30,8 +30,10 @@ impl CommitMetadata {
 
     /// The metadata of an offset as read back: offsetkeeper's own, or nothing known.
     pub(crate) fn parse(metadata: &str) -> CommitMetadata {
-        serde_json::from_str::<CommitMetadata>(metadata)
-            .ok()
+        // An object only: serde would read a struct from an array too.
+        Some(metadata)
+            .filter(|m| m.trim_start().starts_with('{'))
+            .and_then(|m| serde_json::from_str::<CommitMetadata>(m).ok())
             .filter(|m| m.offsetkeeper >= 1)
             .unwrap_or_default()
     }

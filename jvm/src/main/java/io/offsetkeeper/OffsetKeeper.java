@@ -529,9 +529,24 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
         private Builder() {}
 
-        /** ZooKeeper's connect string, {@code host:port[,host:port...][/chroot]}. Required. */
+        /**
+         * ZooKeeper's connect string, {@code host:port[,host:port...][/chroot]}. Required,
+         * unless offsets are kept in Kafka ({@link #kafkaStore()}).
+         */
         public Builder zookeeper(String connect) {
             settings.put("zookeeper.connect", requireText(connect, "zookeeper"));
+            return this;
+        }
+
+        /**
+         * Keeps the offsets in Kafka's group store ({@code __consumer_offsets}), where Kafka's
+         * consumers keep theirs, instead of ZooKeeper ({@code offsetkeeper.store=kafka}): no
+         * ZooKeeper is needed. Loads, reports and policies are the same; the keeper joins the
+         * group as its only member, and the group coordinator refuses the commits of an
+         * instance that lost its place. See docs/kafka-store.md.
+         */
+        public Builder kafkaStore() {
+            settings.put("offsetkeeper.store", "kafka");
             return this;
         }
 
@@ -861,8 +876,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
          *     and what is allowed
          */
         public OffsetKeeper build() {
-            if (!settings.containsKey("zookeeper.connect")) {
-                throw new IllegalArgumentException("zookeeper is not set");
+            if (!settings.containsKey("zookeeper.connect")
+                    && !"kafka".equals(settings.get("offsetkeeper.store"))) {
+                throw new IllegalArgumentException(
+                        "zookeeper is not set (required unless offsets are kept in Kafka: kafkaStore())");
             }
             if (kafkaParams == null) {
                 throw new IllegalArgumentException("kafkaParams is not set");
