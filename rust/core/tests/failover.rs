@@ -154,3 +154,118 @@ fn loads_survive_the_sigkill_of_the_busiest_leader_and_fail_in_time_without_brok
     }
     assert!(tried.contains("last cause: "), "{message}");
 }
+
+/// A keeper of the Kafka group store on the same kind of cluster, with no ZooKeeper at all.
+fn kafka_store_keeper(bootstrap: &str, extra: &[(&str, &str)]) -> offsetkeeper::OffsetKeeper {
+    let mut properties = vec![
+        ("bootstrap.servers", bootstrap),
+        ("offsetkeeper.store", "kafka"),
+    ];
+    properties.extend_from_slice(extra);
+    offsetkeeper::OffsetKeeper::open(
+        offsetkeeper::KeeperConfig::from_properties(properties).expect("config"),
+    )
+    .expect("open keeper")
+}
+
+/// The Kafka group store on Kafka 4's KRaft brokers: commits ride out the SIGKILL of the group
+/// coordinator's node (stored once the coordinator moves, or deferred and stored by the next
+/// commit), and a group held by a consumer of Kafka 4's consumer protocol (KIP-848, which
+/// DescribeGroups does not show as a classic group) is refused, nothing committed over it.
+#[test]
+#[ignore = "needs the Kafka 4 KRaft jars: run by `gradle failoverTest`"]
+fn the_kafka_store_rides_out_the_coordinators_sigkill_and_refuses_a_new_protocol_consumer() {
+    use offsetkeeper::{Action, Error, Stored};
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+
+    let kraft = KraftCluster::start("kafka-store-kraft", NODES);
+    let cluster = kraft.with_zookeeper("unused:1");
+    let kafka = Kafka::new(&cluster);
+    let topic = unique("ks-failover");
+    kafka.create_replicated_topic(&topic, 4, NODES as i32);
+    for partition in 0..4 {
+        kafka.produce(&topic, partition, 5);
+    }
+    let topics = vec![topic.clone()];
+    let batch = |offset: i64| -> Vec<(TopicPartition, i64)> {
+        (0..4)
+            .map(|p| (TopicPartition::new(topic.as_str(), p), offset))
+            .collect()
+    };
+
+    // A new-protocol consumer holds one group: refused by name, nothing committed.
+    let taken = unique("ks-kip848");
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &kraft.bootstrap)
+        .set("group.id", &taken)
+        .set("group.protocol", "consumer")
+        .set("client.id", "kip848-job")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    consumer.subscribe(&[topic.as_str()]).expect("subscribe");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while consumer.assignment().map_or(0, |a| a.count()) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the consumer never got its assignment"
+        );
+        let _ = consumer.poll(Duration::from_millis(100));
+    }
+    let refused = kafka_store_keeper(
+        &kraft.bootstrap,
+        &[("offsetkeeper.ownership.wait.ms", "3000")],
+    );
+    let err = refused.load(&taken, &topics).unwrap_err();
+    eprintln!("kafka store: a KIP-848 group: {err}");
+    assert!(matches!(err, Error::GroupInUse { .. }), "{err}");
+    assert!(err.to_string().contains("KIP-848"), "{err}");
+    drop(refused);
+    drop(consumer);
+    assert_eq!(kafka.group_offsets(&taken, &topic, &[0]), vec![None]);
+
+    // The coordinator's node is SIGKILLed between two commits.
+    let group = unique("ks-failover-g");
+    let keeper = kafka_store_keeper(&kraft.bootstrap, &[]);
+    keeper.load(&group, &topics).expect("load");
+    keeper
+        .commit(&group, &batch(1))
+        .expect("commit before the kill");
+    let coordinator = kafka
+        .leaders("__consumer_offsets")
+        .first()
+        .map(|(_, leader)| *leader)
+        .expect("__consumer_offsets has a leader");
+    eprintln!("kafka store: killing node {coordinator}, the group coordinator");
+    kraft.node(
+        "kill-node",
+        usize::try_from(coordinator).expect("a broker id of 1..3"),
+    );
+    let started = Instant::now();
+    let summary = keeper
+        .commit(&group, &batch(2))
+        .expect("commit across the kill");
+    eprintln!(
+        "kafka store: commit across the coordinator's kill: {} ms, {summary:?}",
+        started.elapsed().as_millis()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(65),
+        "{:?}",
+        started.elapsed()
+    );
+    let summary = keeper
+        .commit(&group, &batch(3))
+        .expect("commit after the kill");
+    assert!(!summary.deferred, "{summary:?}");
+    drop(keeper);
+    let keeper = kafka_store_keeper(&kraft.bootstrap, &[]);
+    let loaded = keeper.load(&group, &topics).expect("load after the kill");
+    for report in &loaded.partitions {
+        assert_eq!(
+            (report.stored.clone(), report.decision.action),
+            (Stored::Offset(3), Action::Kept),
+            "{report:?}"
+        );
+    }
+}

@@ -30,7 +30,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, Encodable, Request, StrBytes};
 
 use super::connection::CallError;
-use super::{protocol, Attempt, Brokers, Retriable, LANE_GROUP, LANE_MEMBERSHIP};
+use super::{protocol, Attempt, Brokers, Retriable, LANE_GROUP, LANE_JOIN, LANE_MEMBERSHIP};
 use crate::error::{Error, Result};
 use crate::TopicPartition;
 
@@ -136,7 +136,12 @@ pub struct Membership {
 /// What a JoinGroup then SyncGroup gave.
 #[derive(Debug)]
 pub enum Joined {
+    /// A member with exactly the partitions it asked for: the group is this keeper's.
     Member(Membership),
+    /// A member given other partitions than it asked for: another member leads the group (an
+    /// instance that joined first), or the coordinator assigns them itself (a consumer group of
+    /// Kafka 4's protocol, KIP-848). The caller leaves.
+    NotAlone(Membership),
     /// The coordinator refused the join: the group's members speak another protocol.
     Refused(i16),
 }
@@ -201,6 +206,37 @@ pub fn assignment(partitions: &[TopicPartition]) -> Result<Bytes> {
     consumer_protocol_bytes(&assignment)
 }
 
+/// The partitions of a consumer protocol assignment, sorted; empty when it is none.
+fn assigned(bytes: &[u8]) -> Vec<TopicPartition> {
+    let mut buf = Bytes::copy_from_slice(bytes);
+    if buf.remaining() < 2 {
+        return Vec::new();
+    }
+    let version = buf.get_i16();
+    let Ok(assignment) = ConsumerProtocolAssignment::decode(&mut buf, version.clamp(0, 3)) else {
+        return Vec::new();
+    };
+    let mut partitions: Vec<TopicPartition> = assignment
+        .assigned_partitions
+        .iter()
+        .flat_map(|t| {
+            let topic: std::sync::Arc<str> = t.topic.0.to_string().into();
+            t.partitions
+                .iter()
+                .map(move |p| TopicPartition::new(topic.clone(), *p))
+        })
+        .collect();
+    partitions.sort();
+    partitions
+}
+
+fn sorted(partitions: &[TopicPartition]) -> Vec<TopicPartition> {
+    let mut partitions = partitions.to_vec();
+    partitions.sort();
+    partitions.dedup();
+    partitions
+}
+
 /// The topics of a member's consumer protocol subscription, when it is one.
 pub fn subscribed_topics(metadata: &[u8]) -> Option<Vec<String>> {
     let subscription = decode_subscription(metadata)?;
@@ -242,6 +278,9 @@ impl Brokers {
                 |answer| answer.error_code,
             )
             .await?;
+        if answer.error_code != 0 {
+            return Err(self.refused("offset fetch", &format!("group {group}"), answer.error_code));
+        }
         let mut fetched = Vec::new();
         for topic in answer.topics {
             let name: std::sync::Arc<str> = topic.name.0.to_string().into();
@@ -427,7 +466,7 @@ impl Brokers {
                 .ask_coordinator(
                     &attempt,
                     group,
-                    LANE_MEMBERSHIP,
+                    LANE_JOIN,
                     "JoinGroup",
                     ApiKey::JoinGroup,
                     JOIN_GROUP_VERSIONS,
@@ -491,7 +530,7 @@ impl Brokers {
                 .ask_coordinator(
                     &attempt,
                     group,
-                    LANE_MEMBERSHIP,
+                    LANE_JOIN,
                     "SyncGroup",
                     ApiKey::SyncGroup,
                     SYNC_GROUP_VERSIONS,
@@ -523,11 +562,16 @@ impl Brokers {
                 .await?;
             match synced.error_code {
                 0 => {
-                    return Ok(Joined::Member(Membership {
+                    let membership = Membership {
                         member_id: me,
                         generation,
                         instance_id: instance_id.map(str::to_string),
-                    }))
+                    };
+                    return Ok(if assigned(&synced.assignment) == sorted(partitions) {
+                        Joined::Member(membership)
+                    } else {
+                        Joined::NotAlone(membership)
+                    });
                 }
                 // Another member joined meanwhile: join again.
                 codes::REBALANCE_IN_PROGRESS => {
@@ -543,8 +587,13 @@ impl Brokers {
     /// One heartbeat: 0 while the member holds its place, else the coordinator's error
     /// (`REBALANCE_IN_PROGRESS`: join again; `UNKNOWN_MEMBER_ID`, `ILLEGAL_GENERATION`,
     /// `FENCED_INSTANCE_ID`: the place is lost).
-    pub(crate) async fn heartbeat(&self, group: &str, member: &Membership) -> Result<i16> {
-        let attempt = Attempt::new(self.timeout);
+    pub(crate) async fn heartbeat(
+        &self,
+        group: &str,
+        member: &Membership,
+        within: std::time::Duration,
+    ) -> Result<i16> {
+        let attempt = Attempt::new(within);
         let answer = self
             .bounded(
                 "group heartbeat",
@@ -777,6 +826,10 @@ mod tests {
 
     #[test]
     fn a_subscription_reads_back_as_its_topics() {
+        let mine = vec![TopicPartition::new("b", 0), TopicPartition::new("a", 1)];
+        assert_eq!(assigned(&assignment(&mine).unwrap()), sorted(&mine));
+        assert_eq!(assigned(&assignment(&[]).unwrap()), Vec::new());
+        assert_eq!(assigned(&[0]), Vec::new());
         let bytes = subscription(&["a".to_string(), "b".to_string()], b"{}").unwrap();
         assert_eq!(
             decode_subscription(&bytes).and_then(|s| s.user_data),

@@ -38,15 +38,18 @@ use security::KafkaSecurity;
 
 /// Connections per broker: a broker answers one connection's requests one after the other, and
 /// the earliest side, the latest side and the metadata of a load are asked at once.
-const LANES: usize = 5;
+const LANES: usize = 6;
 const LANE_EARLIEST: usize = 0;
 const LANE_LATEST: usize = 1;
 const LANE_METADATA: usize = 2;
 /// The group coordinator's offset requests (OffsetFetch, OffsetCommit).
 const LANE_GROUP: usize = 3;
-/// The group coordinator's membership requests (FindCoordinator, JoinGroup, Heartbeat, ...),
-/// which may wait for a rebalance: never in front of a commit.
+/// The group coordinator's short membership requests (FindCoordinator, DescribeGroups,
+/// Heartbeat, LeaveGroup).
 const LANE_MEMBERSHIP: usize = 4;
+/// JoinGroup and SyncGroup, which wait for a rebalance: never in front of a commit or a
+/// heartbeat.
+const LANE_JOIN: usize = 5;
 pub use crate::config::defaults::DEFAULT_API_TIMEOUT;
 use crate::config::defaults::{
     DEFAULT_KAFKA_PORT, DEFAULT_KAFKA_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF,

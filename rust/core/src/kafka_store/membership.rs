@@ -20,7 +20,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::kafka::group::{codes, subscribed_topics, GroupView, Joined, Membership, PROTOCOL_NAME};
+use crate::kafka::group::{
+    codes, subscribed_topics, GroupMember, GroupView, Joined, Membership, PROTOCOL_NAME,
+    PROTOCOL_TYPE,
+};
 use crate::kafka::protocol::error_name;
 use crate::kafka::Brokers;
 use crate::ownership::{Identity, Registered};
@@ -88,34 +91,50 @@ impl Joining<'_> {
             self.wait_for_no_members(started, wait).await?;
             let membership = match self.join_once("").await? {
                 Joined::Member(membership) => membership,
+                Joined::NotAlone(membership) => {
+                    // Another member leads the group (an instance that joined at the same
+                    // time: waited for), or the coordinator assigns partitions itself and shows
+                    // no classic member (a consumer group of Kafka 4's protocol: refused at
+                    // once, so that its members are rebalanced once, not at every try).
+                    self.leave(&membership).await;
+                    let view = self.brokers.describe_group(self.group).await?;
+                    let mine = self.instance_id();
+                    let visible = view
+                        .members
+                        .iter()
+                        .any(|m| m.instance_id.as_deref() != Some(mine.as_str()));
+                    if !visible {
+                        return Err(Error::GroupInUse {
+                            group: self.group.to_string(),
+                            detail: "the coordinator assigned this keeper partitions it did not ask for, while the group shows no classic member: it is a consumer group of Kafka's new consumer protocol (KIP-848) with live members".to_string(),
+                        });
+                    }
+                    self.pause_or_refuse(
+                        started,
+                        wait,
+                        "another instance joined the group at the same time and leads it",
+                    )
+                    .await?;
+                    continue;
+                }
                 Joined::Refused(code) => {
                     // Someone joined in between: say who, or try again.
                     let view = self.brokers.describe_group(self.group).await?;
-                    if view.protocol != PROTOCOL_NAME && !view.members.is_empty() {
+                    if is_other_kind(&view) {
                         return Err(other_kind(self.group, &view));
                     }
-                    log::debug!(
-                        "group {}: join refused ({}); again",
-                        self.group,
-                        error_name(code)
-                    );
+                    self.pause_or_refuse(
+                        started,
+                        wait,
+                        &format!(
+                            "the coordinator refused this keeper's join ({})",
+                            error_name(code)
+                        ),
+                    )
+                    .await?;
                     continue;
                 }
             };
-            // Two instances that joined at the same time both see two members: the one with
-            // the greater member id leaves and waits as any later instance would.
-            let view = self.brokers.describe_group(self.group).await?;
-            let first = view
-                .members
-                .iter()
-                .map(|m| m.member_id.as_str())
-                .min()
-                .unwrap_or_default();
-            if view.members.len() > 1 && first != membership.member_id {
-                self.leave(&membership).await;
-                tokio::time::sleep(POLL).await;
-                continue;
-            }
             log::info!(
                 "group {}: this keeper is the group's member {} (generation {}); commits carry it, and the coordinator refuses them once another instance takes the group",
                 self.group,
@@ -137,6 +156,19 @@ impl Joining<'_> {
             ));
             return Ok(Member { place, heartbeat });
         }
+    }
+
+    /// Waits a moment before another try, or refuses with `why` once `wait` has passed.
+    async fn pause_or_refuse(&self, started: Instant, wait: Duration, why: &str) -> Result<()> {
+        let waited = started.elapsed();
+        if waited >= wait {
+            return Err(Error::GroupInUse {
+                group: self.group.to_string(),
+                detail: format!("{why}; waited {} ms", waited.as_millis()),
+            });
+        }
+        tokio::time::sleep(POLL.min(wait - waited)).await;
+        Ok(())
     }
 
     async fn join_once(&self, member_id: &str) -> Result<Joined> {
@@ -166,20 +198,26 @@ impl Joining<'_> {
             .await;
     }
 
-    /// Returns once the group has no member; members of another kind refuse at once, another
-    /// offsetkeeper instance known gone is removed, a live one waited for until `wait` has
-    /// passed since `started`.
+    /// Returns once the group has no member but this keeper's own earlier place (a static
+    /// member of its `group.instance.id`, which its join replaces); members of another kind
+    /// refuse at once, another offsetkeeper instance known gone is removed, a live one (or a
+    /// group in the middle of a rebalance) waited for until `wait` has passed since `started`.
     async fn wait_for_no_members(&self, started: Instant, wait: Duration) -> Result<()> {
+        let mine = self.instance_id();
         loop {
             let view = self.brokers.describe_group(self.group).await?;
-            if view.members.is_empty() {
+            let others: Vec<&GroupMember> = view
+                .members
+                .iter()
+                .filter(|m| m.instance_id.as_deref() != Some(mine.as_str()))
+                .collect();
+            if others.is_empty() {
                 return Ok(());
             }
-            if view.protocol != PROTOCOL_NAME {
+            if is_other_kind(&view) {
                 return Err(other_kind(self.group, &view));
             }
-            let mut removed = false;
-            for member in &view.members {
+            for member in &others {
                 let registered = member_registration(&view, &member.member_id);
                 let (Some(gone), Some(instance)) = (
                     registered.and_then(|r| self.identity.gone(&r)),
@@ -197,7 +235,7 @@ impl Joining<'_> {
                     )
                     .await?;
                 log::info!(
-                    "group {}: removed {} from the group ({gone}; {})",
+                    "group {}: removing {} from the group ({gone}): {}",
                     self.group,
                     member.describe(),
                     if code == 0 {
@@ -206,14 +244,10 @@ impl Joining<'_> {
                         error_name(code)
                     }
                 );
-                removed = true;
-            }
-            if removed {
-                continue;
             }
             let waited = started.elapsed();
             if waited >= wait {
-                let owner = &view.members[0];
+                let owner = others[0];
                 return Err(Error::Owned {
                     group: self.group.to_string(),
                     partition: self
@@ -222,8 +256,9 @@ impl Joining<'_> {
                         .cloned()
                         .unwrap_or_else(|| TopicPartition::new("-", 0)),
                     owner: format!(
-                        "{} of the Kafka group (its member session ends {} ms after its last heartbeat)",
+                        "{} of the Kafka group (state {}; its member session ends {} ms after its last heartbeat)",
                         owner.describe(),
+                        view.state,
                         SESSION_TIMEOUT.as_millis()
                     ),
                     others: 0,
@@ -233,6 +268,14 @@ impl Joining<'_> {
             tokio::time::sleep(POLL.min(wait - waited)).await;
         }
     }
+}
+
+/// Whether the described group's members are of another kind than offsetkeeper: another
+/// protocol type, or another assignor once the group has chosen one (in the middle of a
+/// rebalance the assignor is not known yet, and the group is waited for).
+fn is_other_kind(view: &GroupView) -> bool {
+    (!view.protocol_type.is_empty() && view.protocol_type != PROTOCOL_TYPE)
+        || (!view.protocol.is_empty() && view.protocol != PROTOCOL_NAME)
 }
 
 /// The registration a described member's subscription carries; `None` when it has none.
@@ -288,11 +331,21 @@ impl Member {
         self.heartbeat.abort();
     }
 
-    /// The coordinator refused the membership: commits fail until the keeper joins again.
-    pub(crate) fn lose(&self, why: String) {
+    /// The coordinator refused the membership `used`: commits fail until the keeper joins
+    /// again. False (nothing changed) when the heartbeat has joined again meanwhile, with
+    /// another generation: the commit may try that one.
+    pub(crate) fn lose(&self, used: &Membership, why: String) -> bool {
         let mut place = lock(&self.place);
+        if place
+            .current
+            .as_ref()
+            .is_some_and(|current| current != used)
+        {
+            return false;
+        }
         place.current = None;
         place.lost = Some(why);
+        true
     }
 
     /// Leaves the group (the heartbeat stops first), within `within`.
@@ -334,7 +387,10 @@ async fn heartbeat(
         let Some(current) = lock(&place).current.clone() else {
             return;
         };
-        let code = match brokers.heartbeat(&group, &current).await {
+        let code = match brokers
+            .heartbeat(&group, &current, SESSION_TIMEOUT / 3)
+            .await
+        {
             Ok(code) => code,
             Err(err) => {
                 log::debug!("group {group}: heartbeat failed ({err}); trying again");
@@ -358,6 +414,24 @@ async fn heartbeat(
                     .await;
                 match joined {
                     Ok(Joined::Member(membership)) => lock(&place).current = Some(membership),
+                    Ok(Joined::NotAlone(membership)) => {
+                        let _ = brokers
+                            .leave_group(
+                                &group,
+                                &membership.member_id,
+                                membership.instance_id.as_deref(),
+                                SESSION_TIMEOUT / 3,
+                            )
+                            .await;
+                        let mut place = lock(&place);
+                        place.current = None;
+                        place.lost = Some("when the group rebalanced, the coordinator gave this keeper other partitions than it holds: another consumer leads the group now (one of Kafka's new protocol, KIP-848, converts the group); this keeper left it".to_string());
+                        log::warn!(
+                            "group {group}: {}",
+                            place.lost.as_deref().unwrap_or_default()
+                        );
+                        return;
+                    }
                     Ok(Joined::Refused(code)) => {
                         let mut place = lock(&place);
                         place.current = None;

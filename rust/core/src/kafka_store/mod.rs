@@ -392,13 +392,6 @@ impl KafkaStore {
         if self.ownership.enabled {
             self.settle_membership(group, state, entries).await?;
         }
-        let membership = match &state.member {
-            Some(member) => match member.membership() {
-                Ok(membership) => Some(membership),
-                Err(lost) => return Err(conflict(group, &entries[0].0, &lost)),
-            },
-            None => None,
-        };
         let committed_at = now_ms();
         let offsets: Vec<(TopicPartition, i64, String)> = entries
             .iter()
@@ -411,10 +404,41 @@ impl KafkaStore {
                 )
             })
             .collect();
-        let answered = self
-            .brokers
-            .commit_offsets(group, membership.as_ref(), &offsets)
-            .await?;
+        // A second try only when the heartbeat joined again (a new generation) meanwhile.
+        let mut tries = 0;
+        let answered = loop {
+            tries += 1;
+            let membership = match &state.member {
+                Some(member) => match member.membership() {
+                    Ok(membership) => Some(membership),
+                    Err(lost) => return Err(conflict(group, &entries[0].0, &lost)),
+                },
+                None => None,
+            };
+            let answered = self
+                .brokers
+                .commit_offsets(group, membership.as_ref(), &offsets)
+                .await?;
+            let fenced = answered.iter().all(|code| {
+                matches!(
+                    *code,
+                    codes::ILLEGAL_GENERATION
+                        | codes::UNKNOWN_MEMBER_ID
+                        | codes::FENCED_INSTANCE_ID
+                )
+            });
+            if let (true, Some(used), Some(member)) = (fenced, &membership, &state.member) {
+                let why = format!(
+                    "the group coordinator refused this keeper's membership ({}): its session ended or another instance took the group over",
+                    error_name(answered[0])
+                );
+                if !member.lose(used, why.clone()) && tries < 2 {
+                    continue;
+                }
+                return Err(conflict(group, &entries[0].0, &why));
+            }
+            break answered;
+        };
         let mut refused = Vec::new();
         for ((tp, offset), code) in entries.iter().zip(&answered) {
             if *code == 0 {
@@ -425,23 +449,11 @@ impl KafkaStore {
                 refused.push((tp, *code));
             }
         }
-        let Some((first, code)) = refused.first().copied() else {
+        let Some((_, code)) = refused.first().copied() else {
             return Ok(());
         };
         let all = refused.len() == entries.len();
         match code {
-            codes::ILLEGAL_GENERATION | codes::UNKNOWN_MEMBER_ID | codes::FENCED_INSTANCE_ID
-                if all && membership.is_some() =>
-            {
-                let why = format!(
-                    "the group coordinator refused this keeper's membership ({}): its session ended or another instance took the group over",
-                    error_name(code)
-                );
-                if let Some(member) = &state.member {
-                    member.lose(why.clone());
-                }
-                Err(conflict(group, first, &why))
-            }
             codes::ILLEGAL_GENERATION | codes::UNKNOWN_MEMBER_ID if all => {
                 let view = self.brokers.describe_group(group).await?;
                 let members: Vec<String> = view.members.iter().map(|m| m.describe()).collect();

@@ -120,6 +120,15 @@ public final class Cluster implements AutoCloseable {
         waitFor(() -> partitionCount(topic) == total, "topic " + topic + " with " + total + " partitions");
     }
 
+    /** The offset a consumer group committed in Kafka for the partition, or null. */
+    public Long groupOffset(String group, String topic, int partition) {
+        java.util.Map<TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> offsets =
+                get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata());
+        org.apache.kafka.clients.consumer.OffsetAndMetadata committed =
+                offsets.get(new TopicPartition(topic, partition));
+        return committed == null ? null : committed.offset();
+    }
+
     /** Kafka's deleteRecords: what retention does, on demand. */
     public void deleteRecords(String topic, int partition, long before) {
         get(admin.deleteRecords(Collections.singletonMap(new TopicPartition(topic, partition),

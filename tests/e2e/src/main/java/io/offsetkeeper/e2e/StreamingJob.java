@@ -38,8 +38,12 @@ import org.apache.spark.streaming.kafka010.OffsetRange;
  * after it meets the same stored offsets.
  */
 public final class StreamingJob {
-    /** Where the starting offsets come from. */
-    public enum Offsets { OFFSETKEEPER, RAW_ZOOKEEPER }
+    /**
+     * Where the starting offsets come from: offsetkeeper on ZooKeeper, offsetkeeper on Kafka's
+     * group store (the job then uses {@code Assign}: with {@code Subscribe} Spark's driver
+     * consumer would join the group offsetkeeper holds), or ZooKeeper read raw.
+     */
+    public enum Offsets { OFFSETKEEPER, KAFKA_STORE, RAW_ZOOKEEPER }
 
     private static JavaSparkContext spark;
 
@@ -48,6 +52,7 @@ public final class StreamingJob {
     private final List<String> topics;
     private final Offsets source;
     private final Map<String, Object> kafkaOverrides = new HashMap<>();
+    private boolean subscribe;
 
     public StreamingJob(Cluster cluster, String group, List<String> topics, Offsets source) {
         this.cluster = cluster;
@@ -63,6 +68,12 @@ public final class StreamingJob {
      */
     public StreamingJob withKafkaParams(Map<String, ?> overrides) {
         kafkaOverrides.putAll(overrides);
+        return this;
+    }
+
+    /** Subscribes even on Kafka's group store, as a job moved there unchanged would. */
+    public StreamingJob withSubscribe() {
+        subscribe = true;
         return this;
     }
 
@@ -163,7 +174,7 @@ public final class StreamingJob {
         params.put("value.deserializer", StringDeserializer.class);
         params.put("group.id", group);
         params.put("enable.auto.commit", false);
-        params.put("auto.offset.reset", source == Offsets.OFFSETKEEPER ? "earliest" : "latest");
+        params.put("auto.offset.reset", source == Offsets.RAW_ZOOKEEPER ? "latest" : "earliest");
         // Subscribe notices added partitions at the next metadata refresh.
         params.put("metadata.max.age.ms", "1000");
         params.putAll(kafkaOverrides);
@@ -179,9 +190,17 @@ public final class StreamingJob {
         List<Record> processed = Collections.synchronizedList(new ArrayList<>());
         AtomicBoolean dead = new AtomicBoolean(false);
         Map<String, Object> params = kafkaParams();
-        OffsetKeeper keeper = source == Offsets.OFFSETKEEPER
-                ? OffsetKeeper.builder().zookeeper(cluster.zookeeper).kafkaParams(params).build()
-                : null;
+        OffsetKeeper keeper;
+        switch (source) {
+            case OFFSETKEEPER:
+                keeper = OffsetKeeper.builder().zookeeper(cluster.zookeeper).kafkaParams(params).build();
+                break;
+            case KAFKA_STORE:
+                keeper = OffsetKeeper.builder().kafkaStore().kafkaParams(params).build();
+                break;
+            default:
+                keeper = null;
+        }
         JavaStreamingContext ssc = new JavaStreamingContext(spark(), Durations.milliseconds(500));
         Throwable failure = null;
         LoadReport report = null;
@@ -195,7 +214,9 @@ public final class StreamingJob {
             }
             JavaInputDStream<ConsumerRecord<String, String>> stream = KafkaUtils.createDirectStream(
                     ssc, LocationStrategies.PreferConsistent(),
-                    ConsumerStrategies.<String, String>Subscribe(topics, params, fromOffsets));
+                    source == Offsets.KAFKA_STORE && !subscribe
+                            ? ConsumerStrategies.<String, String>Assign(fromOffsets.keySet(), params, fromOffsets)
+                            : ConsumerStrategies.<String, String>Subscribe(topics, params, fromOffsets));
             stream.foreachRDD(rdd -> {
                 if (dead.get()) {
                     return;
