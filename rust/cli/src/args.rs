@@ -89,6 +89,10 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "GROUP")]
     pub group: Option<String>,
 
+    /// Where the group's offsets are kept: zookeeper (the default) or kafka, Kafka's group store, which needs no --zookeeper (or offsetkeeper.store in --command-config)
+    #[arg(long, global = true, value_name = "zookeeper|kafka")]
+    pub store: Option<String>,
+
     /// ZooKeeper folder holding the groups [default: /consumers, or offsetkeeper.base.path in --command-config]
     #[arg(long, global = true, value_name = "PATH")]
     pub base_path: Option<String>,

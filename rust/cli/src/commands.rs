@@ -10,7 +10,7 @@ use offsetkeeper::config::ZOOKEEPER_CONNECT;
 use offsetkeeper::names::{check_base_path, check_name};
 use offsetkeeper::sasl::SaslProviderHandle;
 use offsetkeeper::{
-    lag, CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Recreated, Stored,
+    lag, CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Recreated, Store, Stored,
     Surveyed, TopicPartition, ZkConfig,
 };
 use serde::Serialize;
@@ -61,6 +61,8 @@ pub fn run(cli: Cli) -> Outcome {
 
 /// The shared options, checked, with the command config merged in.
 struct Context {
+    /// Where the offsets are kept; with Kafka's group store `zookeeper` is not used.
+    store: Store,
     zookeeper: ZkConfig,
     /// `--command-config`'s pairs, then the flags' (which win): what
     /// `KeeperConfig::from_properties` reads, Java keystores made PEM.
@@ -85,6 +87,7 @@ impl Context {
             (ZOOKEEPER_CONNECT, connection.zookeeper.clone()),
             ("bootstrap.servers", connection.bootstrap_servers.clone()),
             ("offsetkeeper.base.path", connection.base_path.clone()),
+            ("offsetkeeper.store", connection.store.clone()),
             (
                 "offsetkeeper.zookeeper.timeout.ms",
                 connection.timeout.map(|ms| ms.to_string()),
@@ -102,10 +105,18 @@ impl Context {
         // Before anything reads them: the engine takes PEM and the GSSAPI mechanism keys.
         keystores::to_pem(&mut properties).map_err(|err| Failure::usage(err.to_string()))?;
         let kerberos = kerberos::configure(&mut properties).map_err(Failure::usage)?;
+        let store = match properties
+            .iter()
+            .rev()
+            .find(|(key, _)| key == "offsetkeeper.store")
+        {
+            Some((_, value)) => Store::parse(value).map_err(|err| Failure::usage(reason(err)))?,
+            None => Store::default(),
+        };
         let connect_given = properties
             .iter()
             .any(|(key, value)| key == ZOOKEEPER_CONNECT && !value.trim().is_empty());
-        if !connect_given {
+        if !connect_given && store == Store::ZooKeeper {
             return Err(Failure::usage(
                 "--zookeeper is required: host:port[,host:port...][/chroot] (or zookeeper.connect in --command-config)",
             ));
@@ -113,10 +124,15 @@ impl Context {
         if let Some(path) = &connection.base_path {
             check_base_path(path).map_err(|err| Failure::usage(reason(err)))?;
         }
-        let zookeeper =
+        let zookeeper = if connect_given {
             KeeperConfig::zookeeper_from_properties(properties.iter().map(|(k, v)| (k, v)))
-                .map_err(|err| Failure::usage(reason(err)))?;
+                .map_err(|err| Failure::usage(reason(err)))?
+        } else {
+            // Kafka's group store without ZooKeeper: its settings are not used.
+            ZkConfig::new(String::new())
+        };
         Ok(Context {
+            store,
             timeout: zookeeper.request_timeout,
             zookeeper,
             properties,
@@ -153,7 +169,12 @@ impl Context {
         Ok(group)
     }
 
+    /// A keeper of the store's offsets for work that needs no brokers on ZooKeeper (listing,
+    /// export, import, delete); on Kafka's group store the brokers are the store.
     fn zookeeper_only(&self) -> Result<OffsetKeeper, Failure> {
+        if self.store == Store::Kafka {
+            return self.with_kafka("this command on Kafka's group store");
+        }
         let provider = self.sasl_provider(|plan| plan.zookeeper.is_some())?;
         Ok(OffsetKeeper::open_zookeeper_only_with_sasl_provider(
             self.zookeeper.clone(),

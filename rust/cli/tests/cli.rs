@@ -2242,3 +2242,123 @@ fn a_recreated_topic_shows_in_describe_and_reset_and_delete_removes_stale_partit
         "has no stored offset",
     );
 }
+
+/// Runs with the brokers only, on Kafka's group store.
+fn run_kafka_store(cluster: &Cluster, args: &[&str]) -> Run {
+    let mut all = vec![
+        "--store",
+        "kafka",
+        "--bootstrap-servers",
+        cluster.bootstrap.as_str(),
+    ];
+    all.extend_from_slice(args);
+    raw(&all)
+}
+
+#[test]
+fn every_offsets_command_works_on_kafkas_group_store_without_zookeeper() {
+    let cluster = cluster();
+    let kafka = Kafka::new(&cluster);
+    let group = unique("cli-ks");
+    let topic = topic_with(&kafka, "cli-ks", 2, 10);
+    let t = topic.as_str();
+    // Committed by a Kafka consumer: what describe shows, as kafka-consumer-groups would.
+    kafka.commit_group(&group, t, &[(0, 4)]);
+    let out = ok(run_kafka_store(
+        &cluster,
+        &["--group", &group, "describe", "--topic", t],
+    ));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "4", "0", "10", "6", "ok"]),
+            row(&[t, "1", "-", "0", "10", "-", "missing"]),
+        ],
+        "{out:?}"
+    );
+
+    // A reset writes to the group store, dry run first.
+    let args = ["--group", &group, "reset", "--topic", t, "--to-latest"];
+    ok(run_kafka_store(&cluster, &args));
+    assert_eq!(kafka.group_offsets(&group, t, &[0, 1]), vec![Some(4), None]);
+    ok(run_kafka_store(
+        &cluster,
+        &[&args[..], &["--execute"]].concat(),
+    ));
+    assert_eq!(
+        kafka.group_offsets(&group, t, &[0, 1]),
+        vec![Some(10), Some(10)]
+    );
+
+    // Export, then import another plan; then delete one partition's offset.
+    let exported = ok(run_kafka_store(
+        &cluster,
+        &["--group", &group, "export", "--topic", t],
+    ));
+    assert!(
+        exported.stdout.contains(&format!("{t},0,10")),
+        "{exported:?}"
+    );
+    let file = temp_file("cli-ks.csv", &format!("{t},0,7\n{t},1,8\n"));
+    ok(run_kafka_store(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "import",
+            "--from-file",
+            &file.to_string_lossy(),
+            "--execute",
+        ],
+    ));
+    assert_eq!(
+        kafka.group_offsets(&group, t, &[0, 1]),
+        vec![Some(7), Some(8)]
+    );
+    ok(run_kafka_store(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "delete",
+            "--topic",
+            t,
+            "--partition",
+            "1",
+            "--execute",
+        ],
+    ));
+    assert_eq!(kafka.group_offsets(&group, t, &[0, 1]), vec![Some(7), None]);
+
+    // A live consumer in the group: a reset refuses, nothing written.
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &cluster.bootstrap)
+        .set("group.id", &group)
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    consumer.subscribe(&[t]).expect("subscribe");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while consumer.assignment().map_or(0, |a| a.count()) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the consumer never got its assignment"
+        );
+        let _ = consumer.poll(Duration::from_millis(100));
+    }
+    let refused = run_kafka_store(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--topic",
+            t,
+            "--to-earliest",
+            "--execute",
+        ],
+    );
+    assert_ne!(refused.code, 0, "{refused:?}");
+    drop(consumer);
+    assert_eq!(kafka.group_offsets(&group, t, &[0, 1]), vec![Some(7), None]);
+}

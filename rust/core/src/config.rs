@@ -32,10 +32,6 @@ pub const ZOOKEEPER_CONNECT: &str = "zookeeper.connect";
 /// The keeper's own keys, with what each allows; all optional.
 pub const KEYS: &[(&str, &str)] = &[
     (
-        "offsetkeeper.store",
-        "zookeeper, kafka (default zookeeper; kafka needs no zookeeper.connect)",
-    ),
-    (
         "offsetkeeper.base.path",
         "an absolute ZooKeeper path (default /consumers)",
     ),
@@ -84,6 +80,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "offsetkeeper.commit.outage.tolerance.ms",
         "0 to 86400000 (default 300000)",
+    ),
+    (
+        "offsetkeeper.store",
+        "zookeeper, kafka (default zookeeper; kafka needs no zookeeper.connect)",
     ),
 ];
 

@@ -272,14 +272,20 @@ impl OffsetKeeper {
     /// The topics a group has a folder for, sorted. Folders whose name is not a legal topic
     /// name (offsetkeeper never writes one) are left out with a WARN line.
     pub fn stored_topics(&self, group: &str) -> Result<Vec<String>> {
-        self.explained(admin::stored_topics(self.zk()?, group))
+        match &self.store {
+            Keeping::ZooKeeper(zk) => self.explained(admin::stored_topics(zk, group)),
+            Keeping::Kafka(kafka) => kafka.stored_topics(group),
+        }
     }
 
     /// Every offset a group stored for the topics, whether or not the partition still exists,
     /// in the order the topics are given then partition order. Children of a topic folder that
     /// are not partition numbers are left out with a WARN line.
     pub fn stored(&self, group: &str, topics: &[String]) -> Result<Vec<(TopicPartition, Stored)>> {
-        self.explained(admin::stored(self.zk()?, group, topics))
+        match &self.store {
+            Keeping::ZooKeeper(zk) => self.explained(admin::stored(zk, group, topics)),
+            Keeping::Kafka(kafka) => kafka.stored(group, topics),
+        }
     }
 
     /// The union of what a group stored for the topics and the partitions the brokers have,
@@ -289,25 +295,39 @@ impl OffsetKeeper {
     /// every stored partition of a re-created topic. A topic that is neither stored nor on the
     /// brokers is an [`Error::UnknownTopic`].
     pub fn survey(&self, group: &str, topics: &[String]) -> Result<Vec<Surveyed>> {
-        self.explained(admin::survey(self.zk()?, group, topics))
+        match &self.store {
+            Keeping::ZooKeeper(zk) => self.explained(admin::survey(zk, group, topics)),
+            Keeping::Kafka(kafka) => kafka.survey(group, topics),
+        }
     }
 
     /// Deletes the topics' folders and every offset in them, all in one multi. Returns the
     /// number of offset nodes deleted; topics the group has no folder for are skipped.
     pub fn delete_topics(&self, group: &str, topics: &[String]) -> Result<usize> {
-        self.explained(admin::delete_topics(self.zk()?, group, topics))
+        match &self.store {
+            Keeping::ZooKeeper(zk) => self.explained(admin::delete_topics(zk, group, topics)),
+            Keeping::Kafka(kafka) => kafka.delete_topics(group, topics),
+        }
     }
 
     /// Deletes the offsets stored for the partitions, in one multi; the topic folders stay.
     /// Returns the number of nodes deleted; partitions with nothing stored are skipped.
     pub fn delete_partitions(&self, group: &str, partitions: &[TopicPartition]) -> Result<usize> {
-        self.explained(admin::delete_partitions(self.zk()?, group, partitions))
+        match &self.store {
+            Keeping::ZooKeeper(zk) => {
+                self.explained(admin::delete_partitions(zk, group, partitions))
+            }
+            Keeping::Kafka(kafka) => kafka.delete_partitions(group, partitions),
+        }
     }
 
     /// The instances registered in the group (`<base>/<group>/ids`, ephemeral nodes of running
     /// keepers that own partitions), sorted: a group with any is active.
     pub fn active_instances(&self, group: &str) -> Result<Vec<String>> {
-        self.explained(admin::active_instances(self.zk()?, group))
+        match &self.store {
+            Keeping::ZooKeeper(zk) => self.explained(admin::active_instances(zk, group)),
+            Keeping::Kafka(kafka) => kafka.active_instances(group),
+        }
     }
 
     /// The partitions of the topics, from broker metadata, in the order asked. An unknown topic

@@ -42,6 +42,8 @@ const JOIN_GROUP_VERSIONS: RangeInclusive<i16> = 1..=7;
 const SYNC_GROUP_VERSIONS: RangeInclusive<i16> = 0..=5;
 const HEARTBEAT_VERSIONS: RangeInclusive<i16> = 0..=4;
 const LEAVE_GROUP_VERSIONS: RangeInclusive<i16> = 0..=5;
+/// OffsetDelete (KIP-496): Kafka 2.4 and later.
+const OFFSET_DELETE_VERSIONS: RangeInclusive<i16> = 0..=0;
 
 /// Error codes of the group coordinator (Kafka's `Errors`).
 pub mod codes {
@@ -375,6 +377,93 @@ impl Brokers {
                     })
             })
             .collect()
+    }
+
+    /// Deletes the group's committed offsets of the partitions (OffsetDelete, Kafka 2.4+). The
+    /// coordinator refuses a partition whose topic a live member subscribes to
+    /// (`GROUP_SUBSCRIBED_TO_TOPIC`): that is the error, naming the partitions refused.
+    pub(crate) async fn delete_offsets(
+        &self,
+        group: &str,
+        partitions: &[TopicPartition],
+    ) -> Result<()> {
+        use kafka_protocol::messages::offset_delete_request::{
+            OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+        };
+        use kafka_protocol::messages::OffsetDeleteRequest;
+        let attempt = Attempt::new(self.timeout);
+        let answer = self
+            .bounded(
+                "offset delete",
+                &attempt,
+                self.ask_coordinator(
+                    &attempt,
+                    group,
+                    LANE_GROUP,
+                    "OffsetDelete",
+                    ApiKey::OffsetDelete,
+                    OFFSET_DELETE_VERSIONS,
+                    |_| {
+                        let mut request = OffsetDeleteRequest::default();
+                        request.group_id = group_id(group);
+                        let mut topics: Vec<OffsetDeleteRequestTopic> = Vec::new();
+                        for tp in partitions {
+                            let mut partition = OffsetDeleteRequestPartition::default();
+                            partition.partition_index = tp.partition;
+                            match topics.last_mut() {
+                                Some(topic) if *topic.name.0 == *tp.topic => {
+                                    topic.partitions.push(partition)
+                                }
+                                _ => {
+                                    let mut topic = OffsetDeleteRequestTopic::default();
+                                    topic.name = TopicName(text(&tp.topic));
+                                    topic.partitions.push(partition);
+                                    topics.push(topic);
+                                }
+                            }
+                        }
+                        request.topics = topics;
+                        request
+                    },
+                    |answer| answer.error_code,
+                ),
+            )
+            .await?;
+        if answer.error_code != 0 {
+            return Err(self.refused(
+                "offset delete",
+                &format!("group {group}"),
+                answer.error_code,
+            ));
+        }
+        let refused: Vec<String> = answer
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .filter(|p| p.error_code != 0)
+                    .map(move |p| {
+                        format!(
+                            "{}-{}: {}",
+                            t.name.0,
+                            p.partition_index,
+                            protocol::error_name(p.error_code)
+                        )
+                    })
+            })
+            .collect();
+        if refused.is_empty() {
+            Ok(())
+        } else {
+            Err(self.failed(
+                "offset delete",
+                &format!(
+                    "group {group}: the coordinator refused {}",
+                    refused.join(", ")
+                ),
+            ))
+        }
     }
 
     /// The group's state, protocol and members (DescribeGroups).

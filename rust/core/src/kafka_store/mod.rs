@@ -16,6 +16,7 @@
 //!   the commit outage tolerance, as ZooKeeper's outages do: the next commit writes the newest
 //!   offsets of every deferred one in its own request.
 
+mod admin;
 mod membership;
 mod metadata;
 
@@ -173,6 +174,13 @@ impl KafkaStore {
                     return Err(err);
                 }
             };
+            if read.nothing_committed {
+                log::warn!(
+                    "group {group}: Kafka holds no committed offset of the group for {}: a first start, or the group's offsets expired (the brokers remove an empty group's offsets offsets.retention.minutes after its last commit, 7 days by default); the partitions start by offsetkeeper.on.missing ({})",
+                    topics.join(", "),
+                    self.policy.on_missing.name()
+                );
+            }
             state.topic_ids = ids;
             for report in &loaded.partitions {
                 match (&report.stored, report.decision.action) {
@@ -290,6 +298,7 @@ impl KafkaStore {
             recreated.extend(found);
         }
         Ok(Read {
+            nothing_committed: committed.is_empty() && stale.is_empty(),
             partitions: inspected,
             recreated,
             stale,
@@ -624,6 +633,8 @@ struct Read {
     stale: Vec<StalePartition>,
     /// The partitions whose committed metadata records the brokers' current topic ID.
     identified: HashSet<TopicPartition>,
+    /// The group has no offset committed for the topics at all.
+    nothing_committed: bool,
 }
 
 fn conflict(group: &str, partition: &TopicPartition, detail: &str) -> Error {
