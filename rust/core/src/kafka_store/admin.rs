@@ -102,11 +102,7 @@ impl KafkaStore {
                 recreated.entry(tp.topic.to_string()).or_insert(found);
             }
         }
-        self.groups()
-            .entry(group.to_string())
-            .or_default()
-            .topic_ids
-            .extend(ids);
+        self.group(group).lock().topic_ids.extend(ids);
         let mut rows = Vec::new();
         for topic in &topics {
             let mut of_topic: Vec<Surveyed> = committed
@@ -178,11 +174,11 @@ impl KafkaStore {
             return Ok(0);
         }
         runtime()?.block_on(self.brokers.delete_offsets(group, &doomed))?;
-        if let Some(state) = self.groups().get_mut(group) {
-            for tp in &doomed {
-                state.stored.remove(tp);
-                state.floors.remove(tp);
-            }
+        let owned = self.group(group);
+        let mut state = owned.lock();
+        for tp in &doomed {
+            state.stored.remove(tp);
+            state.floors.remove(tp);
         }
         Ok(doomed.len())
     }

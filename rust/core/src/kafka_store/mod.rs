@@ -69,7 +69,9 @@ pub(crate) struct KafkaStore {
     commit_outage_tolerance: Duration,
     recreated_timestamp_tolerance: Option<Duration>,
     identity: Identity,
-    groups: Mutex<HashMap<String, GroupState>>,
+    /// Each group's state behind a lock of its own: one group's join or commit never waits for
+    /// another's.
+    groups: Mutex<HashMap<String, Arc<Mutex<GroupState>>>>,
 }
 
 fn now_ms() -> i64 {
@@ -101,10 +103,26 @@ impl KafkaStore {
         &self.policy
     }
 
-    fn groups(&self) -> MutexGuard<'_, HashMap<String, GroupState>> {
+    /// The group's state, locked for one operation.
+    fn group(&self, group: &str) -> OwnedGroup {
+        let state = self
+            .groups
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .entry(group.to_string())
+            .or_default()
+            .clone();
+        OwnedGroup(state)
+    }
+
+    /// The groups this keeper has state for.
+    fn group_names(&self) -> Vec<String> {
         self.groups
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .keys()
+            .cloned()
+            .collect()
     }
 
     fn ownership_wait(&self) -> Duration {
@@ -128,8 +146,9 @@ impl KafkaStore {
     pub(crate) fn load(&self, group: &str, topics: &[String]) -> Result<Loaded> {
         let topics = checked_topics(group, topics)?;
         let runtime = runtime()?;
-        let mut groups = self.groups();
-        let state = groups.entry(group.to_string()).or_default();
+        let owned = self.group(group);
+        let mut state = owned.lock();
+        let state = &mut *state;
         runtime.block_on(async {
             let (partitions, ids) = self.brokers.partitions_and_ids(&topics).await?;
             if self.ownership.enabled && state.holds_other_than(&topics, &partitions) {
@@ -314,8 +333,9 @@ impl KafkaStore {
         }
         let started = Instant::now();
         let runtime = runtime()?;
-        let mut groups = self.groups();
-        let state = groups.entry(group.to_string()).or_default();
+        let owned = self.group(group);
+        let mut state = owned.lock();
+        let state = &mut *state;
         let mut offsets: BTreeMap<TopicPartition, i64> = std::mem::take(&mut state.deferred);
         for (tp, offset) in batch.pairs() {
             let entry = offsets.entry(tp).or_insert(offset);
@@ -585,7 +605,7 @@ impl KafkaStore {
 
     /// Stops the group's heartbeat; see [`crate::OffsetKeeper::stop_heartbeat`].
     pub(crate) fn stop_heartbeat(&self, group: &str) {
-        if let Some(member) = self.groups().get(group).and_then(|s| s.member.as_ref()) {
+        if let Some(member) = self.group(group).lock().member.as_ref() {
             member.stop_heartbeat();
         }
     }
@@ -596,12 +616,10 @@ impl KafkaStore {
             return;
         }
         let Ok(runtime) = runtime() else { return };
-        let groups: Vec<String> = self.groups().keys().cloned().collect();
-        for group in groups {
-            let mut all = self.groups();
-            let Some(state) = all.get_mut(&group) else {
-                continue;
-            };
+        for group in self.group_names() {
+            let owned = self.group(&group);
+            let mut state = owned.lock();
+            let state = &mut *state;
             if !state.deferred.is_empty() {
                 let entries: Vec<(TopicPartition, i64)> =
                     std::mem::take(&mut state.deferred).into_iter().collect();
@@ -616,6 +634,17 @@ impl KafkaStore {
                 runtime.block_on(member.leave(&self.brokers, &group, Duration::from_secs(3)));
             }
         }
+    }
+}
+
+/// One group's state, shared between the keeper's threads.
+struct OwnedGroup(Arc<Mutex<GroupState>>);
+
+impl OwnedGroup {
+    fn lock(&self) -> MutexGuard<'_, GroupState> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
