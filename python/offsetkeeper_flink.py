@@ -45,7 +45,7 @@ def _keeper_class():
     return keeper
 
 
-def load(zookeeper: str, kafka_params: Mapping[str, object], topics: Iterable[str],
+def load(zookeeper: Optional[str], kafka_params: Mapping[str, object], topics: Iterable[str],
          properties: Optional[Mapping[str, object]] = None) -> Dict[Tuple[str, int], int]:
     """{(topic, partition): offset} for every partition of the topics, validated against the
     brokers as a Spark job's load is: an offset purged by retention moves to the log start, one
@@ -56,10 +56,13 @@ def load(zookeeper: str, kafka_params: Mapping[str, object], topics: Iterable[st
     kafka_params: the consumer settings (bootstrap.servers; group.id names the group unless
     properties has none; security settings as for Kafka's Java client). properties: further
     settings as the builder's property(key, value) takes them ("offsetkeeper.on.below.range":
-    "fail", ...). Raises the keeper's Java exception (a Py4JJavaError) when a topic does not
+    "fail", ...; "offsetkeeper.store": "kafka" for offsets kept in Kafka's group store, with
+    zookeeper None). Raises the keeper's Java exception (a Py4JJavaError) when a topic does not
     exist, a FAIL policy applies or another running instance owns the group's partitions.
     """
-    builder = _keeper_class().builder().zookeeper(zookeeper).kafkaParams(_java_map(kafka_params))
+    builder = _keeper_class().builder().kafkaParams(_java_map(kafka_params))
+    if zookeeper is not None:
+        builder = builder.zookeeper(zookeeper)
     if properties:
         builder = builder.properties(_java_map(properties))
     names = get_gateway().jvm.java.util.ArrayList()
@@ -70,13 +73,13 @@ def load(zookeeper: str, kafka_params: Mapping[str, object], topics: Iterable[st
         # One string across the gateway, whatever the partition count: {"topic":{"0":23,...}}.
         chosen = json.loads(keeper.loadWithReport(names).startingOffsetsJson())
     finally:
-        keeper.close()  # the group is not held: the job writes nothing to ZooKeeper
+        keeper.close()  # the group is not held: the job writes nothing to the store
     return {(topic, int(partition)): offset
             for topic, partitions in chosen.items() for partition, offset in partitions.items()}
 
 
 # README: begin
-def starting_offsets(zookeeper: str, kafka_params: Mapping[str, object], topics: Iterable[str],
+def starting_offsets(zookeeper: Optional[str], kafka_params: Mapping[str, object], topics: Iterable[str],
                      reset: KafkaOffsetResetStrategy = KafkaOffsetResetStrategy.EARLIEST,
                      properties: Optional[Mapping[str, object]] = None) -> KafkaOffsetsInitializer:
     """The KafkaSource's starting offsets: the validated offsets of load(). A partition with no

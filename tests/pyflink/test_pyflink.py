@@ -36,6 +36,7 @@ from pyflink.datastream.connectors.kafka import (KafkaOffsetResetStrategy, Kafka
 from pyflink.java_gateway import get_gateway  # noqa: E402
 
 import cli_start  # noqa: E402  examples/pyflink/cli_start.py
+import offsetkeeper_flink  # noqa: E402  python/offsetkeeper_flink.py
 import orders_job  # noqa: E402  examples/pyflink/orders_job.py
 import readme_check  # noqa: E402  tests/readme/readme_check.py
 
@@ -181,6 +182,34 @@ def report(zookeeper: str, bootstrap: str, topic: str):
         keeper.close()
 
 
+def kafka_store_keeper(bootstrap: str, group: str):
+    """A keeper of offsets in Kafka's group store (no ZooKeeper), through the jar."""
+    jvm = get_gateway().jvm
+    params = jvm.java.util.HashMap()
+    params.put("bootstrap.servers", bootstrap)
+    params.put("group.id", group)
+    return jvm.io.offsetkeeper.OffsetKeeper.builder().kafkaStore().kafkaParams(params).build()
+
+
+def commit_in_kafka(keeper, topic: str, offsets: list):
+    jvm = get_gateway().jvm
+    stored = jvm.org.apache.flink.python.util.HashMapWrapper(None, get_java_class(jvm.java.lang.Long))
+    for partition, offset in enumerate(offsets):
+        stored.put(jvm.org.apache.kafka.common.TopicPartition(topic, partition), offset)
+    assert keeper.commit(stored.asMap()).written() == len(offsets)
+
+
+def kafka_store_report(bootstrap: str, group: str, topic: str):
+    """The load's report of partition 0 from Kafka's group store: (action, chosen, records lost)."""
+    keeper = kafka_store_keeper(bootstrap, group)
+    try:
+        topics = get_gateway().jvm.java.util.Collections.singletonList(topic)
+        p0 = keeper.loadWithReport(topics).partitions().get(0)
+        return p0.action().name(), p0.chosen(), p0.recordsLost()
+    finally:
+        keeper.close()
+
+
 def expected(partition: int, start: int, end: int, prefix: str = "") -> list:
     return [f"{prefix}p{partition}-{i}" for i in range(start, end)]
 
@@ -297,6 +326,54 @@ class PyFlinkRestartTest(unittest.TestCase):
         print(f"pyflink: after the re-creation, {len(want)} new records read through the jar and through the CLI; "
               f"committed_offsets(EARLIEST) with the stored offsets copied into Kafka's group read {len(skipped)} "
               f"(skipped {len(want) - len(skipped)})", flush=True)
+
+    def read_kafka_store(self, topic: str, group: str) -> list:
+        starting = offsetkeeper_flink.starting_offsets(
+            None, {"bootstrap.servers": self.bootstrap, "group.id": group}, [topic],
+            properties={"offsetkeeper.store": "kafka"})
+        return self.read(self.source(topic, starting, group))
+
+    def test_a_group_kept_in_kafka_restarts_after_a_purge_and_a_recreation(self):
+        topic = f"pyflink-kafka-store-{uuid.uuid4().hex[:8]}"
+        group = f"{topic}-group"
+        self.kafka.create_topic(topic, 1)
+        self.kafka.produce(topic, 0, 100, "old-")
+        jvm = get_gateway().jvm
+        topics = jvm.java.util.Collections.singletonList(topic)
+        keeper = kafka_store_keeper(self.bootstrap, group)
+        try:
+            keeper.load(topics)
+            commit_in_kafka(keeper, topic, [20])
+        finally:
+            keeper.close()
+        self.kafka.delete_records(topic, 0, 70)  # retention went past the committed 20
+        self.assertEqual(("RESET_BELOW_RANGE", 70, 50), kafka_store_report(self.bootstrap, group, topic))
+        want = expected(0, 70, 100, "old-")
+        self.assert_exactly_once(want, self.read_kafka_store(topic, group), "purged, through the jar")
+        # committed_offsets(EARLIEST) starts at the log start too (the consumer's reset), but
+        # nothing tells that 50 records were lost.
+        self.assert_exactly_once(want, self.read_committed(topic, group), "purged, committed_offsets")
+
+        # Re-created and refilled while a job ran: its last commit (100, the old topic's end)
+        # lands in the new log, with the old topic's ID recorded beside it.
+        running = kafka_store_keeper(self.bootstrap, group)
+        try:
+            running.load(topics)
+            self.kafka.delete_topic(topic)
+            self.kafka.create_topic(topic, 1)
+            self.kafka.produce(topic, 0, 120, "new-")
+            commit_in_kafka(running, topic, [100])
+        finally:
+            running.close()
+        action, chosen, _ = kafka_store_report(self.bootstrap, group, topic)
+        self.assertEqual(("RECREATED", 0), (action, chosen))
+        want = expected(0, 0, 120, "new-")
+        self.assert_exactly_once(want, self.read_kafka_store(topic, group), "re-created, through the jar")
+        skipped = self.read_committed(topic, group)
+        self.assert_exactly_once(expected(0, 100, 120, "new-"), skipped, "re-created, committed_offsets")
+        print(f"pyflink: a group kept in Kafka: after the purge 30 records read from offset 70, 50 reported lost; "
+              f"after the re-creation the whole new topic ({len(want)}) through the jar, "
+              f"committed_offsets(EARLIEST) read {len(skipped)} (skipped {len(want) - len(skipped)})", flush=True)
 
     def test_a_partition_added_after_the_load_starts_at_its_earliest(self):
         topic = f"pyflink-added-{uuid.uuid4().hex[:8]}"

@@ -98,6 +98,37 @@ fn offsets_live_in_kafkas_group_store_and_kafkas_consumers_read_them() {
         .commit(&group, &[(TopicPartition::new(topic.as_str(), 0), 3)])
         .expect("commit below");
     assert_eq!((summary.skipped, summary.written), (1, 0));
+    drop(keeper);
+    // A keeper that commits without loading (deserialized from a Spark checkpoint) joins the
+    // group first, and its commit records the topic's ID as a loaded keeper's does.
+    let restored = kafka_keeper(&[]);
+    restored
+        .commit(&group, &[(TopicPartition::new(topic.as_str(), 0), 9)])
+        .expect("commit without a load");
+    drop(restored);
+    let metadata = committed_metadata(&group, &topic, 0);
+    assert!(
+        metadata.starts_with("{\"offsetkeeper\":1,\"topic_id\":\""),
+        "{metadata}"
+    );
+}
+
+/// The metadata string committed with a partition's offset, as a Kafka consumer reads it.
+fn committed_metadata(group: &str, topic: &str, partition: i32) -> String {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &cluster().bootstrap)
+        .set("group.id", group)
+        .create()
+        .expect("consumer");
+    let mut list = rdkafka::TopicPartitionList::new();
+    list.add_partition(topic, partition);
+    let committed = consumer
+        .committed_offsets(list, Duration::from_secs(30))
+        .expect("committed offsets");
+    let element = committed
+        .find_partition(topic, partition)
+        .expect("the partition");
+    element.metadata().to_string()
 }
 
 #[test]

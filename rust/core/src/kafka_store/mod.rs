@@ -421,6 +421,22 @@ impl KafkaStore {
         if self.ownership.enabled {
             self.settle_membership(group, state, entries).await?;
         }
+        // A keeper that commits before any load (deserialized from a checkpoint) or survey
+        // learns the topics' IDs once, so that its commits record them too.
+        let unknown: Vec<String> = entries
+            .iter()
+            .map(|(tp, _)| tp.topic.to_string())
+            .filter(|topic| !state.topic_ids.contains_key(topic))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !unknown.is_empty() {
+            let known = self.brokers.described(&unknown).await?;
+            for topic in unknown {
+                let id = known.get(&topic).and_then(|(_, id)| id.clone());
+                state.topic_ids.insert(topic, id);
+            }
+        }
         let committed_at = now_ms();
         let offsets: Vec<(TopicPartition, i64, String)> = entries
             .iter()
