@@ -543,10 +543,13 @@ impl Brokers {
         rebalance_timeout_ms: i32,
         member_id: &str,
     ) -> Result<Joined> {
-        // A join waits for the other members to join again: up to the rebalance timeout.
-        let attempt = Attempt::new(
-            self.timeout
-                .max(std::time::Duration::from_millis(rebalance_timeout_ms as u64) * 2),
+        // A join waits at the broker for the other members to join again, up to the rebalance
+        // timeout: each request may take that plus 5 s, as Kafka's Java client allows.
+        let rebalance = std::time::Duration::from_millis(rebalance_timeout_ms.max(0) as u64);
+        let attempt = Attempt::with_request_timeout(
+            self.timeout.max(rebalance * 2),
+            self.request_timeout
+                .max(rebalance + std::time::Duration::from_secs(5)),
         );
         let metadata = subscription(topics, registration)?;
         let mut member_id = member_id.to_string();

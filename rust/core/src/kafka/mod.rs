@@ -120,6 +120,9 @@ struct Attempt {
     /// Since when it waits for the brokers to answer again (a leader election, a broker
     /// restarting): from its first pause.
     waiting_since: Mutex<Option<Instant>>,
+    /// The bound of each request, when not the client's `request.timeout.ms` (a JoinGroup
+    /// waits for the rebalance at the broker).
+    request_timeout: Option<Duration>,
 }
 
 impl Attempt {
@@ -129,6 +132,15 @@ impl Attempt {
             tried: Mutex::new(Vec::new()),
             last_cause: Mutex::new(None),
             waiting_since: Mutex::new(None),
+            request_timeout: None,
+        }
+    }
+
+    /// An attempt whose requests are each bounded by `request_timeout` (and what is left).
+    fn with_request_timeout(timeout: Duration, request_timeout: Duration) -> Attempt {
+        Attempt {
+            request_timeout: Some(request_timeout),
+            ..Attempt::new(timeout)
         }
     }
 
@@ -788,7 +800,10 @@ impl Brokers {
                         return Err(err);
                     }
                 };
-                let limit = self.request_timeout.min(attempt.remaining());
+                let limit = attempt
+                    .request_timeout
+                    .unwrap_or(self.request_timeout)
+                    .min(attempt.remaining());
                 let message = request(version);
                 let answer = tokio::time::timeout(limit, connection.call(version, &message))
                     .await
