@@ -50,6 +50,21 @@ pub const METADATA_TOPIC_ID_VERSION: i16 = 10;
 pub fn first_release_for(api_key: i16) -> &'static str {
     match api_key {
         API_METADATA | API_LIST_OFFSETS => "0.10.1",
+        // The group coordinator's requests of the Kafka store: OffsetFetch v2, OffsetCommit v2,
+        // FindCoordinator v0, the membership APIs at the versions spoken (0.10.2).
+        k if k == ApiKey::OffsetFetch as i16
+            || k == ApiKey::OffsetCommit as i16
+            || k == ApiKey::FindCoordinator as i16
+            || k == ApiKey::JoinGroup as i16
+            || k == ApiKey::SyncGroup as i16
+            || k == ApiKey::Heartbeat as i16
+            || k == ApiKey::LeaveGroup as i16
+            || k == ApiKey::DescribeGroups as i16 =>
+        {
+            "0.10.2"
+        }
+        // OffsetDelete (KIP-496).
+        k if k == ApiKey::OffsetDelete as i16 => "2.4",
         // SaslHandshake v1 and SaslAuthenticate (KIP-152).
         _ => "1.0",
     }

@@ -108,6 +108,8 @@ pub struct Capabilities {
     /// Brokers in ZooKeeper mode (every release before 4.0), keeping their topics in the
     /// cluster's ZooKeeper; Kafka 4 is KRaft only.
     pub zookeeper_mode: bool,
+    /// The OffsetDelete API (Kafka 2.4+, KIP-496), which the Kafka store's `delete` uses.
+    pub offset_delete: bool,
 }
 
 impl Capabilities {
@@ -128,6 +130,7 @@ impl Capabilities {
             delete_records: at_least(0, 11),
             create_partitions: at_least(1, 0),
             zookeeper_mode: !at_least(4, 0),
+            offset_delete: at_least(2, 4),
         }
     }
 }
