@@ -2340,21 +2340,7 @@ fn every_offsets_command_works_on_kafkas_group_store_without_zookeeper() {
     assert_eq!(kafka.group_offsets(&group, t, &[0, 1]), left);
 
     // A live consumer in the group: a reset refuses, nothing written.
-    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", &cluster.bootstrap)
-        .set("group.id", &group)
-        .set("enable.auto.commit", "false")
-        .create()
-        .expect("consumer");
-    consumer.subscribe(&[t]).expect("subscribe");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while consumer.assignment().map_or(0, |a| a.count()) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the consumer never got its assignment"
-        );
-        let _ = consumer.poll(Duration::from_millis(100));
-    }
+    let consumer = kafka.subscribed_member(&group, t, &[]);
     let refused = run_kafka_store(
         &cluster,
         &[

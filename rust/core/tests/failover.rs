@@ -176,7 +176,6 @@ fn kafka_store_keeper(bootstrap: &str, extra: &[(&str, &str)]) -> offsetkeeper::
 #[ignore = "needs the Kafka 4 KRaft jars: run by `gradle failoverTest`"]
 fn the_kafka_store_rides_out_the_coordinators_sigkill_and_refuses_a_new_protocol_consumer() {
     use offsetkeeper::{Action, Error, Stored};
-    use rdkafka::consumer::{BaseConsumer, Consumer};
 
     let kraft = KraftCluster::start("kafka-store-kraft", NODES);
     let cluster = kraft.with_zookeeper("unused:1");
@@ -195,23 +194,11 @@ fn the_kafka_store_rides_out_the_coordinators_sigkill_and_refuses_a_new_protocol
 
     // A new-protocol consumer holds one group: refused by name, nothing committed.
     let taken = unique("ks-kip848");
-    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", &kraft.bootstrap)
-        .set("group.id", &taken)
-        .set("group.protocol", "consumer")
-        .set("client.id", "kip848-job")
-        .set("enable.auto.commit", "false")
-        .create()
-        .expect("consumer");
-    consumer.subscribe(&[topic.as_str()]).expect("subscribe");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while consumer.assignment().map_or(0, |a| a.count()) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the consumer never got its assignment"
-        );
-        let _ = consumer.poll(Duration::from_millis(100));
-    }
+    let consumer = kafka.subscribed_member(
+        &taken,
+        &topic,
+        &[("group.protocol", "consumer"), ("client.id", "kip848-job")],
+    );
     let refused = kafka_store_keeper(
         &kraft.bootstrap,
         &[("offsetkeeper.ownership.wait.ms", "3000")],

@@ -257,22 +257,7 @@ fn a_group_with_a_consumer_of_another_kind_is_refused_naming_it() {
     let kafka = Kafka::new(&cluster);
     let (topic, group) = (unique("ks-other"), unique("ks-group"));
     kafka.create_topic(&topic, 1);
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", &cluster.bootstrap)
-        .set("group.id", &group)
-        .set("client.id", "spark-subscribe-job")
-        .set("enable.auto.commit", "false")
-        .create()
-        .expect("consumer");
-    consumer.subscribe(&[topic.as_str()]).expect("subscribe");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while consumer.assignment().map_or(0, |a| a.count()) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the consumer never got its assignment"
-        );
-        let _ = consumer.poll(Duration::from_millis(100));
-    }
+    let consumer = kafka.subscribed_member(&group, &topic, &[("client.id", "spark-subscribe-job")]);
     let keeper = kafka_keeper(&[]);
     let err = keeper.load(&group, &topics(&topic)).unwrap_err();
     assert!(matches!(err, Error::GroupInUse { .. }), "{err}");

@@ -125,6 +125,22 @@ impl KafkaStore {
             .collect()
     }
 
+    /// What joining the group with these topics and partitions says of this keeper.
+    fn joining<'a>(
+        &'a self,
+        group: &'a str,
+        topics: &'a [String],
+        partitions: &'a [TopicPartition],
+    ) -> Joining<'a> {
+        Joining {
+            brokers: &self.brokers,
+            identity: &self.identity,
+            group,
+            topics,
+            partitions,
+        }
+    }
+
     fn ownership_wait(&self) -> Duration {
         self.ownership.wait_for(membership::SESSION_TIMEOUT)
     }
@@ -153,20 +169,10 @@ impl KafkaStore {
             let (partitions, ids) = self.brokers.partitions_and_ids(&topics).await?;
             if self.ownership.enabled && state.holds_other_than(&topics, &partitions) {
                 // Joined for other partitions: join again with these.
-                if let Some(member) = state.member.take() {
-                    member
-                        .leave(&self.brokers, group, self.brokers.timeout())
-                        .await;
-                }
+                self.release(state, group).await;
             }
             if self.ownership.enabled && state.member.is_none() {
-                let joining = Joining {
-                    brokers: &self.brokers,
-                    identity: &self.identity,
-                    group,
-                    topics: &topics,
-                    partitions: &partitions,
-                };
+                let joining = self.joining(group, &topics, &partitions);
                 state.member = Some(joining.join(self.ownership_wait()).await?);
             }
             state.topics = topics.clone();
@@ -572,21 +578,18 @@ impl KafkaStore {
             self.ownership_wait()
         };
         state.member = None;
-        let joining = Joining {
-            brokers: &self.brokers,
-            identity: &self.identity,
-            group,
-            topics: &topics,
-            partitions: &partitions,
-        };
-        let member = joining.join(wait).await.map_err(|err| match (&lost, err) {
-            (Some(lost), Error::Owned { owner, .. }) => conflict(
-                group,
-                &entries[0].0,
-                &format!("{lost}; another instance holds the group now: {owner}"),
-            ),
-            (_, err) => err,
-        })?;
+        let member = self
+            .joining(group, &topics, &partitions)
+            .join(wait)
+            .await
+            .map_err(|err| match (&lost, err) {
+                (Some(lost), Error::Owned { owner, .. }) => conflict(
+                    group,
+                    &entries[0].0,
+                    &format!("{lost}; another instance holds the group now: {owner}"),
+                ),
+                (_, err) => err,
+            })?;
         state.member = Some(member);
         state.partitions = partitions;
         state.topics = topics;

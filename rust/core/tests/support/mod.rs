@@ -624,6 +624,34 @@ impl Kafka {
         config.create().expect("group consumer")
     }
 
+    /// A consumer of the group (`extra`: further settings) subscribed to the topic, returned
+    /// once the coordinator has given it its partitions: a live member of another kind.
+    pub fn subscribed_member(
+        &self,
+        group: &str,
+        topic: &str,
+        extra: &[(&str, &str)],
+    ) -> BaseConsumer {
+        let mut config = self.config.clone();
+        config
+            .set("group.id", group)
+            .set("enable.auto.commit", "false");
+        for (key, value) in extra {
+            config.set(*key, *value);
+        }
+        let consumer: BaseConsumer = config.create().expect("consumer");
+        consumer.subscribe(&[topic]).expect("subscribe");
+        let deadline = Instant::now() + ADMIN_TIMEOUT;
+        while consumer.assignment().map_or(0, |a| a.count()) == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the consumer of group {group} never got its assignment"
+            );
+            let _ = consumer.poll(Duration::from_millis(100));
+        }
+        consumer
+    }
+
     pub fn partition_count(&self, topic: &str) -> usize {
         self.admin
             .inner()
