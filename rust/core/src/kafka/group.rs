@@ -599,22 +599,8 @@ impl Brokers {
             let generation = answer.generation_id;
             let me = answer.member_id.to_string();
             let leader = answer.leader.to_string() == me;
-            let assignments: Vec<(String, Bytes)> = if leader {
-                let mine = assignment(partitions)?;
-                let nothing = assignment(&[])?;
-                answer
-                    .members
-                    .iter()
-                    .map(|m| {
-                        let id = m.member_id.to_string();
-                        let given = if id == me {
-                            mine.clone()
-                        } else {
-                            nothing.clone()
-                        };
-                        (id, given)
-                    })
-                    .collect()
+            let assignments = if leader {
+                leader_assignments(&answer, &me, partitions)?
             } else {
                 Vec::new()
             };
@@ -627,27 +613,7 @@ impl Brokers {
                     ApiKey::SyncGroup,
                     SYNC_GROUP_VERSIONS,
                     |version| {
-                        let mut request = SyncGroupRequest::default();
-                        request.group_id = group_id(group);
-                        request.generation_id = generation;
-                        request.member_id = text(&me);
-                        if version >= 3 {
-                            request.group_instance_id = instance_id.map(text);
-                        }
-                        if version >= 5 {
-                            request.protocol_type = Some(text(PROTOCOL_TYPE));
-                            request.protocol_name = Some(text(PROTOCOL_NAME));
-                        }
-                        request.assignments = assignments
-                            .iter()
-                            .map(|(id, bytes)| {
-                                let mut a = SyncGroupRequestAssignment::default();
-                                a.member_id = text(id);
-                                a.assignment = bytes.clone();
-                                a
-                            })
-                            .collect();
-                        request
+                        sync_request(version, group, generation, &me, instance_id, &assignments)
                     },
                     |answer| answer.error_code,
                 )
@@ -863,6 +829,62 @@ impl Brokers {
     fn forget_coordinator(&self, group: &str) {
         super::lock(&self.coordinators).remove(group);
     }
+}
+
+/// The leader's assignments: its own partitions to itself, nothing to any other member (one
+/// that joined at the same time, which then leaves).
+fn leader_assignments(
+    answer: &JoinGroupResponse,
+    me: &str,
+    partitions: &[TopicPartition],
+) -> Result<Vec<(String, Bytes)>> {
+    let mine = assignment(partitions)?;
+    let nothing = assignment(&[])?;
+    Ok(answer
+        .members
+        .iter()
+        .map(|m| {
+            let id = m.member_id.to_string();
+            let given = if id == me {
+                mine.clone()
+            } else {
+                nothing.clone()
+            };
+            (id, given)
+        })
+        .collect())
+}
+
+/// SyncGroup of a member, with the leader's assignments (none from a follower).
+fn sync_request(
+    version: i16,
+    group: &str,
+    generation: i32,
+    member_id: &str,
+    instance_id: Option<&str>,
+    assignments: &[(String, Bytes)],
+) -> SyncGroupRequest {
+    let mut request = SyncGroupRequest::default();
+    request.group_id = group_id(group);
+    request.generation_id = generation;
+    request.member_id = text(member_id);
+    if version >= 3 {
+        request.group_instance_id = instance_id.map(text);
+    }
+    if version >= 5 {
+        request.protocol_type = Some(text(PROTOCOL_TYPE));
+        request.protocol_name = Some(text(PROTOCOL_NAME));
+    }
+    request.assignments = assignments
+        .iter()
+        .map(|(id, bytes)| {
+            let mut a = SyncGroupRequestAssignment::default();
+            a.member_id = text(id);
+            a.assignment = bytes.clone();
+            a
+        })
+        .collect();
+    request
 }
 
 /// OffsetCommit of the offsets, each with its metadata string.
