@@ -17,6 +17,12 @@
 # Env: OFFSETKEEPER_KRAFT_CLASSPATH  file holding a ':'-separated classpath
 #                                    (default <repo>/build/kraft/classpath.txt, 'gradle kraftClasspath')
 #      OFFSETKEEPER_CLUSTER_TIMEOUT  seconds to wait for a node to serve (default 90)
+#      OFFSETKEEPER_KRAFT_BROKER_PROPERTIES
+#                                    'key=value' lines (newline-separated; blank and '#' lines
+#                                    allowed) appended to every node's server.properties by
+#                                    'start', after the defaults, which they override (e.g.
+#                                    offsets.retention.minutes=1; default: none); nodes started
+#                                    again with start-node keep them
 #      JAVA_HOME                     JVM to use (default: java on PATH; Kafka 4 needs 17+)
 set -euo pipefail
 
@@ -27,6 +33,7 @@ SELF=kraft.sh
 ROOT=$(cd "$HERE/../.." && pwd)
 CLASSPATH_FILE=${OFFSETKEEPER_KRAFT_CLASSPATH:-$ROOT/build/kraft/classpath.txt}
 TIMEOUT=${OFFSETKEEPER_CLUSTER_TIMEOUT:-90}
+BROKER_PROPERTIES=${OFFSETKEEPER_KRAFT_BROKER_PROPERTIES:-}
 STOP_TIMEOUT=30
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
 NODE_ROLE=kafka # node I runs as role kafkaI: DIR/kafkaI.pid, DIR/logs/kafkaI.out, DIR/kafkaI/
@@ -96,6 +103,19 @@ stop_nodes() {
 
 all_nodes() { seq 1 "$NODES"; }
 
+# Dies unless every line of OFFSETKEEPER_KRAFT_BROKER_PROPERTIES is key=value, blank or a
+# comment: a typo fails the start here rather than as a broker that ignores the line.
+check_broker_properties() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      '' | '#'*) ;;
+      [!=]*=*) ;;
+      *) die "OFFSETKEEPER_KRAFT_BROKER_PROPERTIES: '$line' is not a key=value line" ;;
+    esac
+  done <<<"$BROKER_PROPERTIES"
+}
+
 # Fresh ports, configs, a new cluster id and formatted storage.
 configure() {
   local n=$1 ports i voters="" rf cluster_id
@@ -148,6 +168,10 @@ group.initial.rebalance.delay.ms=0
 log.initial.task.delay.ms=0
 log.retention.check.interval.ms=1000
 CFG
+    if [ -n "$BROKER_PROPERTIES" ]; then
+      # Last: a key given again here overrides the default above (Java properties, last wins).
+      printf '# OFFSETKEEPER_KRAFT_BROKER_PROPERTIES\n%s\n' "$BROKER_PROPERTIES" >>"$DIR/kafka$i/server.properties"
+    fi
     "$JAVA" "-Dlog4j2.configurationFile=$HERE/log4j2.properties" \
       "-Doffsetkeeper.log.file=$DIR/logs/format$i.log" -cp "$CP" kafka.tools.StorageTool \
       format -t "$cluster_id" -c "$DIR/kafka$i/server.properties" >>"$DIR/logs/format$i.out" 2>&1 ||
@@ -169,6 +193,7 @@ trap cleanup_on_failure EXIT
 case $CMD in
   start)
     [ $# -eq 3 ] || die "$usage"
+    check_broker_properties
     if [ -f "$DIR/kraft.ports" ]; then
       load_ports
       stop_nodes $(all_nodes)

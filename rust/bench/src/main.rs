@@ -21,13 +21,18 @@
 //! load cold|warm GROUP TOPIC[,TOPIC...]    cold: new ZooKeeper session and Kafka connections, timed
 //! commit GROUP TOPIC:PARTITION:OFFSET[,...]  the batch: every entry, changed or not
 //! commit-one GROUP TOPIC PARTITION VALUE     one partition set to VALUE (told it changed)
+//! kload cold|warm GROUP TOPIC[,TOPIC...]   KF: a load of the group's offsets in Kafka's store
+//! kcommit GROUP TOPIC:PARTITION:OFFSET[,...] KF: the batch into Kafka's store (group_store.rs)
 //! quit
 //! ```
+
+mod group_store;
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::time::{Duration, Instant};
 
+use group_store::GroupFloor;
 use offsetkeeper::kafka::connection::Connection;
 use offsetkeeper::kafka::protocol::{
     self, API_LIST_OFFSETS, API_METADATA, EARLIEST, LATEST, LIST_OFFSETS_VERSIONS,
@@ -66,6 +71,8 @@ struct Floor {
     warm: Option<Clients>,
     /// What `commit` last wrote, by group: see [`Written`].
     written: HashMap<String, Written>,
+    /// KF, the Kafka group store's floor (`kload`, `kcommit`).
+    group_store: GroupFloor,
 }
 
 /// A commit's input as the harness hands it over (parsed before the clock starts, as a job's
@@ -235,9 +242,17 @@ async fn write(zk: &zk::Client, writes: &[(String, Vec<u8>)]) -> Result<()> {
     .map(|_| ())
 }
 
-/// One Metadata request, then the multi-read and both sides' ListOffsets all in flight at once.
-async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<usize> {
-    let Clients { zk, kafka } = clients;
+/// Where a load's ListOffsets go: each leader's topics and partitions, from one Metadata answer.
+struct Routes {
+    /// Every partition, in the answer's order.
+    partitions: Vec<(String, i32)>,
+    by_leader: HashMap<String, Vec<(String, Vec<i32>)>>,
+    /// Topic IDs by name (brokers from 2.8).
+    topic_ids: HashMap<String, String>,
+}
+
+/// One Metadata request for the topics; opens both connections to each leader not known yet.
+async fn routes(kafka: &mut Kafka, topics: &[String]) -> Result<Routes> {
     let version = kafka
         .metadata
         .version("Metadata", API_METADATA, METADATA_VERSIONS)
@@ -254,31 +269,84 @@ async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<u
         .iter()
         .map(|b| (b.node_id, format!("{}:{}", b.host, b.port)))
         .collect();
-    let mut paths = Vec::new();
-    let mut by_leader: HashMap<String, Vec<(&str, Vec<i32>)>> = HashMap::new();
+    let mut routes = Routes {
+        partitions: Vec::new(),
+        by_leader: HashMap::new(),
+        topic_ids: HashMap::new(),
+    };
     for topic in &metadata.topics {
         if topic.error != 0 {
             return Err(format!("topic {}: error {}", topic.name, topic.error));
         }
+        if let Some(id) = &topic.topic_id {
+            routes.topic_ids.insert(topic.name.clone(), id.clone());
+        }
         for p in &topic.partitions {
-            paths.push(format!(
-                "/consumers/{group}/offsets/{}/{}",
-                topic.name, p.partition
-            ));
+            routes.partitions.push((topic.name.clone(), p.partition));
             let leader = addresses.get(&p.leader).ok_or("partition without leader")?;
-            let topics = by_leader.entry(leader.clone()).or_default();
+            let topics = routes.by_leader.entry(leader.clone()).or_default();
             match topics.last_mut() {
                 Some((name, ids)) if *name == topic.name => ids.push(p.partition),
-                _ => topics.push((&topic.name, vec![p.partition])),
+                _ => topics.push((topic.name.clone(), vec![p.partition])),
             }
         }
     }
-    for leader in by_leader.keys() {
+    for leader in routes.by_leader.keys() {
         if !kafka.leaders.contains_key(leader) {
             let pair = tokio::try_join!(open(leader), open(leader))?;
             kafka.leaders.insert(leader.clone(), [pair.0, pair.1]);
         }
     }
+    Ok(routes)
+}
+
+/// Both sides' ListOffsets of every leader at once; the partitions answered on both sides.
+async fn list_routes(
+    leaders: &mut HashMap<String, [Connection; 2]>,
+    routes: &Routes,
+) -> Result<usize> {
+    let lists = futures::future::try_join_all(leaders.iter_mut().filter_map(|(leader, pair)| {
+        let topics = routes.by_leader.get(leader)?;
+        let [earliest, latest] = pair;
+        Some(async move {
+            let (a, b) = tokio::try_join!(
+                list(earliest, topics, EARLIEST),
+                list(latest, topics, LATEST)
+            )?;
+            Ok::<usize, String>(a.min(b))
+        })
+    }))
+    .await?;
+    let listed: usize = lists.into_iter().sum();
+    if listed != routes.partitions.len() {
+        return Err(format!(
+            "{listed} of {} partitions listed",
+            routes.partitions.len()
+        ));
+    }
+    Ok(listed)
+}
+
+/// One Metadata request, then both sides' ListOffsets: the partitions listed and the topic IDs
+/// (the Kafka side of a load, on either store).
+async fn list_ranges(
+    kafka: &mut Kafka,
+    topics: &[String],
+) -> Result<(usize, HashMap<String, String>)> {
+    let routes = routes(kafka, topics).await?;
+    let listed = list_routes(&mut kafka.leaders, &routes).await?;
+    Ok((listed, routes.topic_ids))
+}
+
+/// One Metadata request, then the multi-read and both sides' ListOffsets all in flight at once.
+async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<usize> {
+    let Clients { zk, kafka } = clients;
+    let routes = routes(kafka, topics).await?;
+    let paths: Vec<String> = routes
+        .partitions
+        .iter()
+        .map(|(topic, partition)| format!("/consumers/{group}/offsets/{topic}/{partition}"))
+        .collect();
     let zk = &*zk;
     let read = futures::future::try_join_all(request_chunks(&paths, String::len).map(
         |chunk| async move {
@@ -294,23 +362,10 @@ async fn load(clients: &mut Clients, group: &str, topics: &[String]) -> Result<u
         },
     ));
     let read = async { Ok::<usize, String>(read.await?.into_iter().sum()) };
-    let lists =
-        futures::future::try_join_all(kafka.leaders.iter_mut().filter_map(|(leader, pair)| {
-            let topics = by_leader.get(leader)?;
-            let [earliest, latest] = pair;
-            Some(async move {
-                let (a, b) = tokio::try_join!(
-                    list(earliest, topics, EARLIEST),
-                    list(latest, topics, LATEST)
-                )?;
-                Ok::<usize, String>(a.min(b))
-            })
-        }));
-    let (stored, listed) = tokio::try_join!(read, lists)?;
-    let listed: usize = listed.into_iter().sum();
-    if stored != paths.len() || listed != paths.len() {
+    let (stored, _) = tokio::try_join!(read, list_routes(&mut kafka.leaders, &routes))?;
+    if stored != paths.len() {
         return Err(format!(
-            "answers for {} partitions: {stored} stored, {listed} listed",
+            "answers for {} partitions: {stored} stored",
             paths.len()
         ));
     }
@@ -342,7 +397,7 @@ fn request_chunks<T>(ops: &[T], bytes: impl Fn(&T) -> usize) -> impl Iterator<It
 /// One ListOffsets request; the number of partitions answered without error.
 async fn list(
     connection: &mut Connection,
-    topics: &[(&str, Vec<i32>)],
+    topics: &[(String, Vec<i32>)],
     timestamp: i64,
 ) -> Result<usize> {
     let version = connection
@@ -350,7 +405,12 @@ async fn list(
         .map_err(|e| e.to_string())?;
     let asked: Vec<(&str, Vec<(i32, i64)>)> = topics
         .iter()
-        .map(|(topic, partitions)| (*topic, partitions.iter().map(|p| (*p, timestamp)).collect()))
+        .map(|(topic, partitions)| {
+            (
+                topic.as_str(),
+                partitions.iter().map(|p| (*p, timestamp)).collect(),
+            )
+        })
         .collect();
     let request = protocol::list_offsets_request(version, false, &asked, 30_000);
     let answer = connection
@@ -406,6 +466,23 @@ fn run(floor: &mut Floor, line: &str) -> Result<(u128, usize)> {
             &topics.split(',').map(String::from).collect::<Vec<_>>(),
         ),
         ["commit", group, spec] => floor.commit(group, &parse_batch(spec)?),
+        ["kload", "cold", group, topics] => floor.group_store.load_cold(
+            &floor.runtime,
+            &floor.bootstrap,
+            group,
+            &topics.split(',').map(String::from).collect::<Vec<_>>(),
+        ),
+        ["kload", "warm", group, topics] => floor.group_store.load_warm(
+            &floor.runtime,
+            &floor.bootstrap,
+            group,
+            &topics.split(',').map(String::from).collect::<Vec<_>>(),
+        ),
+        ["kcommit", group, spec] => {
+            floor
+                .group_store
+                .commit(&floor.runtime, &floor.bootstrap, group, &parse_batch(spec)?)
+        }
         ["commit-one", group, topic, partition, value] => {
             let partition = partition
                 .parse()
@@ -433,6 +510,7 @@ fn main() {
         bootstrap: bootstrap.clone(),
         warm: None,
         written: HashMap::new(),
+        group_store: GroupFloor::default(),
     };
     let stdout = io::stdout();
     for line in io::stdin().lock().lines() {

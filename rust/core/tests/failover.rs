@@ -2,7 +2,9 @@
 //! ZooKeeper of its own: the node leading most partitions is SIGKILLed while loads run, and
 //! every load succeeds within the default deadline (60 s, Kafka's `default.api.timeout.ms`),
 //! the ones that meet the ~9 s Kafka takes to fence the dead broker included. Then, with the
-//! whole cluster killed, a load fails within its deadline naming the brokers.
+//! whole cluster killed, a load fails within its deadline naming the brokers. The Kafka group
+//! store's tests start clusters of their own: three nodes losing the group coordinator's, and
+//! one node whose brokers expire an empty group's offsets after a minute.
 //!
 //! Needs `gradle kraftClasspath` and `gradle clusterClasspath`; run by `gradle failoverTest`
 //! (ignored in a plain `cargo test`, which has no KRaft jars). It fails loudly when its
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use offsetkeeper::TopicPartition;
-use support::{keeper_with, unique, Ensemble, Kafka, KraftCluster};
+use support::{batch, keeper_with, unique, Ensemble, Kafka, KraftCluster};
 
 const NODES: usize = 3;
 const PARTITIONS: i32 = 12;
@@ -255,4 +257,198 @@ fn the_kafka_store_rides_out_the_coordinators_sigkill_and_refuses_a_new_protocol
             "{report:?}"
         );
     }
+}
+
+/// The least offset retention Kafka takes (`offsets.retention.minutes=1`).
+const OFFSETS_RETENTION: Duration = Duration::from_secs(60);
+/// How long the expiry may take after the group emptied: the retention, the brokers' check
+/// every second, and room for a slow machine.
+const EXPIRY_DEADLINE: Duration = Duration::from_secs(150);
+const EXPIRY_POLL: Duration = Duration::from_secs(2);
+
+/// Kafka's offset expiry, said out loud by the Kafka group store: on a broker that expires an
+/// empty group's offsets after a minute (`offsets.retention.minutes=1`, checked every second),
+/// a job that committed and stopped loses its offsets; the next load reports every partition as
+/// stored none, decided by `on.missing` (refused under `fail`, the latest offset under `latest`,
+/// the earliest by default), and its WARN line says the group's offsets may have expired, the
+/// refused load's too.
+#[test]
+#[ignore = "needs the Kafka 4 KRaft jars: run by `gradle failoverTest`"]
+fn an_expired_groups_offsets_are_reported_as_missing_and_on_missing_decides() {
+    use offsetkeeper::{Action, Error, PartitionRange, Stored};
+
+    support::capture_warnings();
+    let kraft = KraftCluster::start_with(
+        "kafka-store-expiry",
+        1,
+        &[
+            ("offsets.retention.minutes", "1"),
+            ("offsets.retention.check.interval.ms", "1000"),
+        ],
+    );
+    let kafka = Kafka::new(&kraft.with_zookeeper("unused:1"));
+    let (topic, group) = (unique("ks-expiry"), unique("ks-expiry-g"));
+    kafka.create_topic(&topic, 2);
+    for partition in 0..2 {
+        kafka.produce(&topic, partition, 10);
+    }
+    let topics = vec![topic.clone()];
+    // The store's own reading of what the group committed, from a keeper that never joins it.
+    let inspector = kafka_store_keeper(&kraft.bootstrap, &[("offsetkeeper.ownership", "false")]);
+    let committed = || -> Vec<Stored> {
+        inspector
+            .inspect(&group, &topics)
+            .expect("inspect the group")
+            .into_iter()
+            .map(|inspected| inspected.stored)
+            .collect()
+    };
+
+    // A job starts, commits, and stops: its keeper leaves the group, which is then empty.
+    let keeper = kafka_store_keeper(&kraft.bootstrap, &[]);
+    keeper.load(&group, &topics).expect("first load");
+    let committing = Instant::now();
+    let summary = keeper.commit(&group, &batch(&topic, 2, 5)).expect("commit");
+    assert_eq!((summary.written, summary.requests), (2, 1), "{summary:?}");
+    drop(keeper);
+    let left = Instant::now();
+    assert_eq!(
+        committed(),
+        vec![Stored::Offset(5); 2],
+        "right after the commit"
+    );
+
+    // The brokers remove them once the group has been empty for the retention.
+    let mut last_seen = left;
+    let gone = loop {
+        let stored = committed();
+        let at = Instant::now();
+        assert!(
+            stored
+                .iter()
+                .all(|s| matches!(s, Stored::Offset(5) | Stored::Missing)),
+            "group {group}: neither the commit nor nothing: {stored:?}"
+        );
+        if stored.iter().all(|s| *s == Stored::Missing) {
+            break at;
+        }
+        last_seen = at;
+        assert!(
+            at < left + EXPIRY_DEADLINE,
+            "group {group}: its offsets are still committed {} s after the group emptied, on a broker with offsets.retention.minutes=1 and offsets.retention.check.interval.ms=1000: {stored:?}",
+            at.duration_since(left).as_secs()
+        );
+        std::thread::sleep(EXPIRY_POLL);
+    };
+    let after = gone.duration_since(committing);
+    eprintln!(
+        "kafka store: the offsets were gone {} ms after the commit, {} ms after the group emptied (last seen {} ms after)",
+        after.as_millis(),
+        gone.duration_since(left).as_millis(),
+        last_seen.duration_since(left).as_millis()
+    );
+    assert!(
+        after >= OFFSETS_RETENTION,
+        "the offsets were gone {after:?} after the commit, before offsets.retention.minutes=1 had passed: not an expiry"
+    );
+
+    // on.missing=fail: the load is refused, every partition named.
+    let refusing = kafka_store_keeper(&kraft.bootstrap, &[("offsetkeeper.on.missing", "fail")]);
+    let err = refusing
+        .load(&group, &topics)
+        .expect_err("a load with on.missing=fail after the expiry");
+    eprintln!("kafka store: on.missing=fail after the expiry: {err}");
+    let Error::PolicyViolation(refusals) = &err else {
+        panic!("not a policy violation: {err}");
+    };
+    for partition in 0..2 {
+        let refused =
+            format!("{topic}-{partition}: stored none with range [0, 10] and on_missing=fail");
+        assert!(refusals.contains(&refused), "{err}");
+    }
+    drop(refusing);
+
+    // on.missing=latest, and the default (earliest): every partition reported as stored none,
+    // initialized where the policy says, the records skipped counted.
+    type Settings<'a> = &'a [(&'a str, &'a str)];
+    type Row = (i32, Stored, PartitionRange, i64, Action, i64);
+    let policies: [(&str, Settings, i64); 2] = [
+        ("latest", &[("offsetkeeper.on.missing", "latest")], 10),
+        ("earliest (the default)", &[], 0),
+    ];
+    for (policy, extra, chosen) in policies {
+        let keeper = kafka_store_keeper(&kraft.bootstrap, extra);
+        let loaded = keeper
+            .load(&group, &topics)
+            .unwrap_or_else(|err| panic!("load with on.missing={policy}: {err}"));
+        eprint!(
+            "kafka store: load after the expiry, on.missing={policy}:\n{}",
+            loaded.table()
+        );
+        let rows: Vec<Row> = loaded
+            .partitions
+            .iter()
+            .map(|r| {
+                (
+                    r.partition.partition,
+                    r.stored.clone(),
+                    r.range,
+                    r.decision.offset,
+                    r.decision.action,
+                    r.decision.records_lost,
+                )
+            })
+            .collect();
+        let range = PartitionRange {
+            earliest: 0,
+            latest: 10,
+        };
+        let expected: Vec<Row> = (0..2)
+            .map(|p| {
+                (
+                    p,
+                    Stored::Missing,
+                    range,
+                    chosen,
+                    Action::Initialized,
+                    chosen,
+                )
+            })
+            .collect();
+        assert_eq!(rows, expected, "on.missing={policy}");
+        assert!(loaded.stale.is_empty(), "{:?}", loaded.stale);
+        assert!(
+            loaded
+                .partitions
+                .iter()
+                .all(|r| r.recreated.is_none() && r.action_text() == "initialized"),
+            "{loaded:?}"
+        );
+        assert_eq!(loaded.offsets().count(), 2);
+    }
+
+    // Said out loud: each load that found the group's offsets gone named the expiry, the first
+    // start's and the refused one's included.
+    let said: Vec<String> = support::warnings()
+        .into_iter()
+        .filter(|line| {
+            line.starts_with(&format!(
+                "group {group}: Kafka holds no committed offset of the group for {topic}: a first start, or the group's offsets expired ("
+            ))
+        })
+        .collect();
+    let then = [
+        "the partitions start by offsetkeeper.on.missing (earliest)",
+        "offsetkeeper.on.missing=fail refuses the load",
+        "the partitions start by offsetkeeper.on.missing (latest)",
+        "the partitions start by offsetkeeper.on.missing (earliest)",
+    ];
+    assert_eq!(said.len(), then.len(), "{said:#?}");
+    for (line, then) in said.iter().zip(then) {
+        assert!(line.ends_with(then), "{line}");
+    }
+
+    drop(inspector);
+    drop(kafka);
+    drop(kraft);
 }

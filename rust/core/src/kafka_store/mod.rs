@@ -28,7 +28,7 @@ use crate::batch::CommitBatch;
 use crate::commit::CommitSummary;
 use crate::config::{KeeperConfig, Ownership};
 use crate::error::{Error, Result};
-use crate::kafka::group::codes;
+use crate::kafka::group::{codes, FetchedOffset};
 use crate::kafka::protocol::error_name;
 use crate::kafka::Brokers;
 use crate::load::{judged, Inspected, Loaded, StalePartition};
@@ -36,7 +36,7 @@ use crate::names::checked_topics;
 use crate::ownership::Identity;
 use crate::recreated::{recreated_by_record_time, Unidentified};
 use crate::runtime::runtime;
-use crate::validate::{Action, Policy, Recreated, Stored};
+use crate::validate::{Action, OnMissing, PartitionRange, Policy, Recreated, Stored};
 use crate::TopicPartition;
 use membership::{Joining, Member};
 use metadata::CommitMetadata;
@@ -166,18 +166,42 @@ impl KafkaStore {
         let mut state = owned.lock();
         let state = &mut *state;
         runtime.block_on(async {
-            let (partitions, ids) = self.brokers.partitions_and_ids(&topics).await?;
+            // A keeper that holds the group already (or does not own it) reads the offsets
+            // beside the metadata and ranges, as nothing can commit but it; one that joins
+            // reads them after joining, once no one else can.
+            let early = !self.ownership.enabled || state.member.is_some();
+            let (partitions, ids, mut early_read) = if early {
+                let discovered = async {
+                    let (partitions, ids) = self.brokers.partitions_and_ids(&topics).await?;
+                    let ranges = self.brokers.ranges(&partitions).await?;
+                    Ok::<_, Error>((partitions, ids, ranges))
+                };
+                let ((partitions, ids, ranges), fetched) =
+                    futures::try_join!(discovered, self.brokers.fetch_offsets(group))?;
+                (partitions, ids, Some((fetched, ranges)))
+            } else {
+                let (partitions, ids) = self.brokers.partitions_and_ids(&topics).await?;
+                (partitions, ids, None)
+            };
             if self.ownership.enabled && state.holds_other_than(&topics, &partitions) {
-                // Joined for other partitions: join again with these.
+                // Joined for other partitions: join again with these, and read after it.
                 self.release(state, group).await;
+                early_read = None;
             }
             if self.ownership.enabled && state.member.is_none() {
                 let joining = self.joining(group, &topics, &partitions);
                 state.member = Some(joining.join(self.ownership_wait()).await?);
+                early_read = None;
             }
             state.topics = topics.clone();
             state.partitions = partitions.clone();
-            let read = self.read(group, &topics, &partitions, &ids).await;
+            let read = match early_read {
+                Some((fetched, ranges)) => {
+                    self.combine(&topics, &partitions, &ids, fetched, ranges)
+                        .await
+                }
+                None => self.read(group, &topics, &partitions, &ids).await,
+            };
             let read = match read {
                 Ok(read) => read,
                 Err(err) => {
@@ -185,6 +209,22 @@ impl KafkaStore {
                     return Err(err);
                 }
             };
+            if read.nothing_committed {
+                // Before the decisions: said too when on.missing=fail refuses the load. Kafka
+                // keeps nothing of expired offsets, so when the group last committed is not
+                // known here.
+                let then = match self.policy.on_missing {
+                    OnMissing::Fail => "offsetkeeper.on.missing=fail refuses the load".to_string(),
+                    other => format!(
+                        "the partitions start by offsetkeeper.on.missing ({})",
+                        other.name()
+                    ),
+                };
+                log::warn!(
+                    "group {group}: Kafka holds no committed offset of the group for {}: a first start, or the group's offsets expired (the brokers remove an empty group's offsets offsets.retention.minutes after its last commit, 7 days by default); {then}",
+                    topics.join(", ")
+                );
+            }
             let loaded = judged(
                 group,
                 read.partitions,
@@ -199,13 +239,6 @@ impl KafkaStore {
                     return Err(err);
                 }
             };
-            if read.nothing_committed {
-                log::warn!(
-                    "group {group}: Kafka holds no committed offset of the group for {}: a first start, or the group's offsets expired (the brokers remove an empty group's offsets offsets.retention.minutes after its last commit, 7 days by default); the partitions start by offsetkeeper.on.missing ({})",
-                    topics.join(", "),
-                    self.policy.on_missing.name()
-                );
-            }
             state.topic_ids = ids;
             for report in &loaded.partitions {
                 match (&report.stored, report.decision.action) {
@@ -255,6 +288,19 @@ impl KafkaStore {
             self.brokers.fetch_offsets(group),
             self.brokers.ranges(partitions)
         )?;
+        self.combine(topics, partitions, ids, fetched, ranges).await
+    }
+
+    /// [`Self::read`]'s answers put together: the committed offsets beside the ranges, the
+    /// offsets of partitions that no longer exist, and the re-created topics.
+    async fn combine(
+        &self,
+        topics: &[String],
+        partitions: &[TopicPartition],
+        ids: &HashMap<String, Option<String>>,
+        fetched: Vec<FetchedOffset>,
+        ranges: Vec<PartitionRange>,
+    ) -> Result<Read> {
         let asked: HashSet<&str> = topics.iter().map(String::as_str).collect();
         let existing: HashSet<&TopicPartition> = partitions.iter().collect();
         let mut committed: HashMap<TopicPartition, (i64, CommitMetadata)> = HashMap::new();

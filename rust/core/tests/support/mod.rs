@@ -976,8 +976,32 @@ pub struct KraftCluster {
 
 impl KraftCluster {
     pub fn start(name: &str, nodes: usize) -> KraftCluster {
+        KraftCluster::start_with(name, nodes, &[])
+    }
+
+    /// [`KraftCluster::start`] with `broker_properties` added to every node's
+    /// server.properties, over kraft.sh's defaults (its OFFSETKEEPER_KRAFT_BROKER_PROPERTIES),
+    /// e.g. `[("offsets.retention.minutes", "1")]`. None at all whatever the environment says.
+    pub fn start_with(
+        name: &str,
+        nodes: usize,
+        broker_properties: &[(&str, &str)],
+    ) -> KraftCluster {
+        let properties: String = broker_properties
+            .iter()
+            .map(|(key, value)| {
+                assert!(
+                    !key.is_empty() && !key.contains(['=', '\n']) && !value.contains('\n'),
+                    "not a broker property: {key:?}={value:?}"
+                );
+                format!("{key}={value}\n")
+            })
+            .collect();
         let dir = repo_root().join("build").join(unique(name));
-        kraft_script(&["start", &dir.to_string_lossy(), &nodes.to_string()]);
+        kraft_script_with(
+            &["start", &dir.to_string_lossy(), &nodes.to_string()],
+            &[("OFFSETKEEPER_KRAFT_BROKER_PROPERTIES", properties.as_str())],
+        );
         let vars = read_env_file(&dir.join("kraft.env"));
         let bootstrap = vars
             .get("OFFSETKEEPER_BOOTSTRAP")
@@ -1019,10 +1043,16 @@ impl Drop for KraftCluster {
 }
 
 fn kraft_script(args: &[&str]) {
+    kraft_script_with(args, &[]);
+}
+
+/// `kraft.sh` with `env` set for it.
+fn kraft_script_with(args: &[&str], env: &[(&str, &str)]) {
     let script = repo_root().join("tests/cluster/kraft.sh");
     let status = Command::new("bash")
         .arg(&script)
         .args(args)
+        .envs(env.iter().copied())
         .status()
         .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
     assert!(status.success(), "kraft.sh {args:?} failed: {status}");

@@ -84,8 +84,22 @@ public final class Bench {
                 zk, bootstrap, machine.cores, machine.cpu, machine.loadAverage);
         long started = System.nanoTime();
 
+        List<Report.Section> stores = new ArrayList<>();
+        for (String store : prop("stores", "zookeeper,kafka").split(",")) {
+            switch (store.trim()) {
+                case "zookeeper":
+                    stores.add(Report.ZOOKEEPER);
+                    break;
+                case "kafka":
+                    stores.add(Report.KAFKA);
+                    break;
+                default:
+                    throw new IllegalArgumentException("bench.stores: '" + store
+                            + "' is not a store (zookeeper, kafka)");
+            }
+        }
         Map<Integer, Workload> workloads = createWorkloads(zk, bootstrap, sizes,
-                soakCycles > 0 ? soakSize : 0);
+                soakCycles > 0 ? soakSize : 0, stores.contains(Report.KAFKA));
         waitForQuietMachine(Integer.parseInt(prop("settle.seconds", "300")));
 
         // ---- contenders, alternating -----------------------------------------------------
@@ -97,25 +111,31 @@ public final class Bench {
         JniProbe.loadLibrary();
         Results results = new Results();
         File floorBinary = new File(prop("floor", "target/release/offsetkeeper-floor"));
-        for (int size : sizes) {
-            Workload w = workloads.get(size);
-            Map<String, Object> params = new LinkedHashMap<>(kafkaParams);
-            params.put("group.id", w.loadGroup);
-            List<Contender> contenders = contenders(size, zk, bootstrap, params, floorBinary);
-            for (Contender c : contenders) {
-                c.open(w);
+        try (Admin admin = Workload.admin(bootstrap)) {
+            for (int size : sizes) {
+                Workload w = workloads.get(size);
+                Map<String, Object> params = new LinkedHashMap<>(kafkaParams);
+                params.put("group.id", w.loadGroup);
+                for (Report.Section store : stores) {
+                    List<Contender> contenders = store == Report.KAFKA
+                            ? kafkaContenders(zk, bootstrap, params, floorBinary)
+                            : contenders(size, zk, bootstrap, params, floorBinary);
+                    for (Contender c : contenders) {
+                        c.open(w);
+                    }
+                    long t0 = System.nanoTime();
+                    int sizeRuns = size <= 100 ? Math.max(runs, smallRuns) : runs;
+                    for (int round = 0; round < warmup + sizeRuns; round++) {
+                        measureRound(zk, admin, store, w, contenders, round, warmup, b1Runs, results);
+                    }
+                    for (Contender c : contenders) {
+                        c.close();
+                    }
+                    System.out.printf("P=%d, %s: %d warm-up + %d measured rounds in %.1f s%n", size, store.title,
+                            warmup, sizeRuns, (System.nanoTime() - t0) / 1e9);
+                    System.out.print(Report.table(results, new int[] {size}, store));
+                }
             }
-            long t0 = System.nanoTime();
-            int sizeRuns = size <= 100 ? Math.max(runs, smallRuns) : runs;
-            for (int round = 0; round < warmup + sizeRuns; round++) {
-                measureRound(zk, w, contenders, round, warmup, b1Runs, results);
-            }
-            for (Contender c : contenders) {
-                c.close();
-            }
-            System.out.printf("P=%d: %d warm-up + %d measured rounds in %.1f s%n", size, warmup,
-                    sizeRuns, (System.nanoTime() - t0) / 1e9);
-            System.out.print(Report.table(results, new int[] {size}));
         }
 
         // ---- JNI -----------------------------------------------------------------------
@@ -154,7 +174,7 @@ public final class Bench {
      * {@code soakSize} is not 0 and no workload has its size).
      */
     private static Map<Integer, Workload> createWorkloads(String zk, String bootstrap, int[] sizes,
-            int soakSize) throws Exception {
+            int soakSize, boolean inKafka) throws Exception {
         List<String> committers = new ArrayList<>(Arrays.asList(CONTENDERS));
         committers.add(FloorProcess.TOLD);
         committers.add(Report.OK_SPARK);
@@ -167,6 +187,10 @@ public final class Bench {
                 long t0 = System.nanoTime();
                 Workload w = new Workload(size);
                 w.create(admin, bootstrap, zkClient, committers);
+                if (inKafka) {
+                    w.plantInKafka(admin, Arrays.asList(KafkaStorePeer.NAME, FloorProcess.KAFKA_FLOOR,
+                            Report.OK_KAFKA, Report.OK_KAFKA_SPARK));
+                }
                 workloads.put(size, w);
                 System.out.printf("W(%d): %d topics, %d partitions ready in %.1f s%n", size,
                         w.topics.size(), w.partitions.size(), (System.nanoTime() - t0) / 1e9);
@@ -192,9 +216,21 @@ public final class Bench {
         FloorProcess floor = new FloorProcess(floorBinary, zk, bootstrap);
         contenders.add(floor);
         contenders.add(floor.toldTheChangedOne());
-        contenders.add(KeeperContender.withDefaults(zk, params));
-        contenders.add(KeeperContender.withoutOwnership(zk, params));
-        contenders.add(KeeperContender.sparkPath(zk, params));
+        contenders.add(KeeperContender.withDefaults(zk, params, Report.ZOOKEEPER));
+        contenders.add(KeeperContender.withoutOwnership(zk, params, Report.ZOOKEEPER));
+        contenders.add(KeeperContender.sparkPath(zk, params, Report.ZOOKEEPER));
+        return contenders;
+    }
+
+    /** The contenders on Kafka's group store: KP, KF and offsetkeeper with offsetkeeper.store=kafka. */
+    private static List<Contender> kafkaContenders(String zk, String bootstrap, Map<String, Object> params,
+            File floorBinary) throws Exception {
+        List<Contender> contenders = new ArrayList<>();
+        contenders.add(new KafkaStorePeer(bootstrap));
+        contenders.add(FloorProcess.groupStore(floorBinary, zk, bootstrap));
+        contenders.add(KeeperContender.withDefaults(zk, params, Report.KAFKA));
+        contenders.add(KeeperContender.withoutOwnership(zk, params, Report.KAFKA));
+        contenders.add(KeeperContender.sparkPath(zk, params, Report.KAFKA));
         return contenders;
     }
 
@@ -203,8 +239,8 @@ public final class Bench {
      * each round; recorded once past the warm-up. The first round also checks that each
      * contender's commits reached ZooKeeper.
      */
-    private static void measureRound(String zk, Workload w, List<Contender> contenders, int round,
-            int warmup, int b1Runs, Results results) throws Exception {
+    private static void measureRound(String zk, Admin admin, Report.Section store, Workload w,
+            List<Contender> contenders, int round, int warmup, int b1Runs, Results results) throws Exception {
         boolean measured = round >= warmup;
         long base = 1_000 + 2L * round + 1;
         Map<TopicPartition, Long> all = w.allAt(base);
@@ -240,7 +276,9 @@ public final class Bench {
                 }
             }
         }
-        if (round == 0) {
+        if (round == 0 && store == Report.KAFKA) {
+            w.checkCommittedInKafka(admin, contenders, first, base + 1, base);
+        } else if (round == 0) {
             Soak.checkCommitted(zk, w, contenders, first, base + 1, base);
         }
     }

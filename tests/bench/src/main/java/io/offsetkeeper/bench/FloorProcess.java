@@ -21,11 +21,27 @@ import org.apache.kafka.common.TopicPartition;
  * to find that partition, kept for reference.
  */
 final class FloorProcess implements Contender {
+    /** The name of the Kafka group store's floor (the program's {@code kload} and {@code kcommit}). */
+    static final String KAFKA_FLOOR = "KF";
+
     private final Process process;
     private final Writer in;
     private final BufferedReader out;
+    /** "" for the ZooKeeper floor's commands, "k" for the Kafka group store's. */
+    private final String store;
 
+    /** F, the floor of offsets in ZooKeeper. */
     FloorProcess(File binary, String zkConnect, String bootstrap) throws Exception {
+        this(binary, zkConnect, bootstrap, "");
+    }
+
+    /** KF, the floor of offsets in Kafka's group store. */
+    static FloorProcess groupStore(File binary, String zkConnect, String bootstrap) throws Exception {
+        return new FloorProcess(binary, zkConnect, bootstrap, "k");
+    }
+
+    private FloorProcess(File binary, String zkConnect, String bootstrap, String store) throws Exception {
+        this.store = store;
         process = new ProcessBuilder(binary.getPath(), zkConnect, bootstrap)
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();
@@ -39,7 +55,7 @@ final class FloorProcess implements Contender {
 
     @Override
     public String name() {
-        return "F";
+        return store.isEmpty() ? "F" : KAFKA_FLOOR;
     }
 
     private long[] ask(String command) throws Exception {
@@ -55,18 +71,18 @@ final class FloorProcess implements Contender {
 
     @Override
     public void open(Workload w) throws Exception {
-        ask("load warm " + w.loadGroup + " " + String.join(",", w.topics));
+        ask(store + "load warm " + w.loadGroup + " " + String.join(",", w.topics));
     }
 
     @Override
     public Timed loadCold(Workload w) throws Exception {
-        long[] r = ask("load cold " + w.coldGroup + " " + String.join(",", w.topics));
+        long[] r = ask(store + "load cold " + w.coldGroup + " " + String.join(",", w.topics));
         return new Timed(r[0], null, (int) r[1]);
     }
 
     @Override
     public Timed loadWarm(Workload w) throws Exception {
-        long[] r = ask("load warm " + w.loadGroup + " " + String.join(",", w.topics));
+        long[] r = ask(store + "load warm " + w.loadGroup + " " + String.join(",", w.topics));
         return new Timed(r[0], null, (int) r[1]);
     }
 
@@ -79,9 +95,9 @@ final class FloorProcess implements Contender {
             entries.append(entries.length() == 0 ? "" : ",").append(e.getKey().topic()).append(':')
                     .append(e.getKey().partition()).append(':').append(e.getValue());
         }
-        long[] r = ask("commit " + w.commitGroup(name()) + " " + entries);
+        long[] r = ask(store + "commit " + w.commitGroup(name()) + " " + entries);
         if (r[1] != changed.size()) {
-            throw new IllegalStateException("F wrote " + r[1] + " offsets, " + changed.size() + " changed");
+            throw new IllegalStateException(name() + " wrote " + r[1] + " offsets, " + changed.size() + " changed");
         }
         return r[0];
     }

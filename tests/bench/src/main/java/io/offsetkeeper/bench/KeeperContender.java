@@ -21,25 +21,30 @@ final class KeeperContender implements Contender {
     private final Map<String, Object> kafkaParams;
     private final boolean ownership;
     private final String name;
+    /** Which store, and which of its three contenders this is. */
+    private final Report.Section section;
     private OffsetKeeper loader;
     private OffsetKeeper committer;
 
     private KeeperContender(String zkConnect, Map<String, Object> kafkaParams, boolean ownership,
-            String name) {
+            String name, Report.Section section) {
         this.zkConnect = zkConnect;
         this.kafkaParams = kafkaParams;
         this.ownership = ownership;
         this.name = name;
+        this.section = section;
     }
 
-    /** offsetkeeper with its defaults, in every operation. */
-    static KeeperContender withDefaults(String zkConnect, Map<String, Object> kafkaParams) {
-        return new KeeperContender(zkConnect, kafkaParams, OWNERSHIP, Report.OK);
+    /** offsetkeeper with its defaults, in every operation, on the section's store. */
+    static KeeperContender withDefaults(String zkConnect, Map<String, Object> kafkaParams,
+            Report.Section section) {
+        return new KeeperContender(zkConnect, kafkaParams, OWNERSHIP, section.ok, section);
     }
 
     /** offsetkeeper with ownership off, in cold loads only. */
-    static KeeperContender withoutOwnership(String zkConnect, Map<String, Object> kafkaParams) {
-        return new KeeperContender(zkConnect, kafkaParams, false, Report.OK_NO_OWNERSHIP);
+    static KeeperContender withoutOwnership(String zkConnect, Map<String, Object> kafkaParams,
+            Report.Section section) {
+        return new KeeperContender(zkConnect, kafkaParams, false, section.okNoOwnership, section);
     }
 
     /**
@@ -47,8 +52,9 @@ final class KeeperContender implements Contender {
      * over, an {@code OffsetRange[]} (made before the clock starts), with
      * {@code SparkOffsets.commit}: what a job's {@code foreachRDD} calls.
      */
-    static KeeperContender sparkPath(String zkConnect, Map<String, Object> kafkaParams) {
-        return new KeeperContender(zkConnect, kafkaParams, OWNERSHIP, Report.OK_SPARK);
+    static KeeperContender sparkPath(String zkConnect, Map<String, Object> kafkaParams,
+            Report.Section section) {
+        return new KeeperContender(zkConnect, kafkaParams, OWNERSHIP, section.okSpark, section);
     }
 
     @Override
@@ -58,15 +64,16 @@ final class KeeperContender implements Contender {
 
     @Override
     public boolean measures(String op) {
-        if (name.equals(Report.OK_SPARK)) {
+        if (name.equals(section.okSpark)) {
             return op.startsWith("commit");
         }
-        return name.equals(Report.OK) || op.equals("load cold");
+        return name.equals(section.ok) || op.equals("load cold");
     }
 
     private OffsetKeeper keeper(String group) {
-        return OffsetKeeper.builder().zookeeper(zkConnect).kafkaParams(kafkaParams).group(group)
-                .ownership(ownership).build();
+        OffsetKeeper.Builder builder = OffsetKeeper.builder().kafkaParams(kafkaParams).group(group)
+                .ownership(ownership);
+        return (section == Report.KAFKA ? builder.kafkaStore() : builder.zookeeper(zkConnect)).build();
     }
 
     /** Opens the warm keepers and makes each connect with one untimed call. */
@@ -104,7 +111,7 @@ final class KeeperContender implements Contender {
     @Override
     public long commit(Workload w, Map<TopicPartition, Long> offsets,
             Map<TopicPartition, Long> changed) {
-        if (name.equals(Report.OK_SPARK)) {
+        if (name.equals(section.okSpark)) {
             OffsetRange[] ranges = new OffsetRange[offsets.size()];
             int i = 0;
             for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {

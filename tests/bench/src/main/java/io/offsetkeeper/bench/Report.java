@@ -1,6 +1,7 @@
 package io.offsetkeeper.bench;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -12,6 +13,10 @@ final class Report {
     static final String OK_NO_OWNERSHIP = "offsetkeeper, ownership off";
     /** offsetkeeper's commits of Spark's {@code OffsetRange[]} (SparkOffsets.commit), in commits only. */
     static final String OK_SPARK = "offsetkeeper, OffsetRange[]";
+    /** offsetkeeper with offsetkeeper.store=kafka, and its two variants as above. */
+    static final String OK_KAFKA = "offsetkeeper on Kafka";
+    static final String OK_KAFKA_NO_OWNERSHIP = "offsetkeeper on Kafka, ownership off";
+    static final String OK_KAFKA_SPARK = "offsetkeeper on Kafka, OffsetRange[]";
     /**
      * Where the floor itself does not clearly meet a goal against a peer, offsetkeeper is judged
      * against the floor instead: within this factor of F.
@@ -23,6 +28,51 @@ final class Report {
     static final String NOISE = "within noise";
 
     private Report() {}
+
+    /**
+     * One store's table: its peers, its protocol floor and offsetkeeper's three contenders on
+     * it. The goals are the same for both stores.
+     */
+    static final class Section {
+        final String title;
+        final String[] peers;
+        final String floor;
+        final String ok;
+        final String okNoOwnership;
+        final String okSpark;
+        /** The floor told which partition changed (ZooKeeper only), or null. */
+        final String told;
+
+        Section(String title, String[] peers, String floor, String ok, String okNoOwnership, String okSpark,
+                String told) {
+            this.title = title;
+            this.peers = peers;
+            this.floor = floor;
+            this.ok = ok;
+            this.okNoOwnership = okNoOwnership;
+            this.okSpark = okSpark;
+            this.told = told;
+        }
+
+        String[] contenders() {
+            List<String> all = new ArrayList<>(Arrays.asList(peers));
+            all.add(floor);
+            if (told != null) {
+                all.add(told);
+            }
+            all.add(ok);
+            all.add(okNoOwnership);
+            all.add(okSpark);
+            return all.toArray(new String[0]);
+        }
+    }
+
+    static final Section ZOOKEEPER = new Section("Offsets in ZooKeeper", new String[] {"B1", "B2", "B3"}, "F",
+            OK, OK_NO_OWNERSHIP, OK_SPARK, FloorProcess.TOLD);
+    static final Section KAFKA = new Section("Offsets in Kafka's group store (offsetkeeper.store=kafka)",
+            new String[] {KafkaStorePeer.NAME}, FloorProcess.KAFKA_FLOOR, OK_KAFKA, OK_KAFKA_NO_OWNERSHIP,
+            OK_KAFKA_SPARK, null);
+    static final Section[] SECTIONS = {ZOOKEEPER, KAFKA};
 
     /** One goal: a ratio of two contenders' medians against a bound, and its verdict. */
     static final class Goal {
@@ -82,14 +132,25 @@ final class Report {
      */
     static List<Goal> evaluate(Results r, int[] sizes) {
         List<Goal> goals = new ArrayList<>();
-        for (String load : new String[] {"load cold", "load warm"}) {
-            goals.add(new Goal(1000, load, OK, "B1", load + " P=1000 >= 20x faster than B1",
-                    r.ratio(1000, load, "B1", load, OK), 20, true, null));
+        for (Section section : SECTIONS) {
+            goals.addAll(evaluate(r, sizes, section));
         }
-        goals.add(new Goal(1000, "commit P", OK, "B1", "commit P P=1000 >= 30x faster than B1",
-                r.ratio(1000, "commit P", "B1", "commit P", OK), 30, true, null));
+        return goals;
+    }
+
+    static List<Goal> evaluate(Results r, int[] sizes, Section s) {
+        List<Goal> goals = new ArrayList<>();
+        if (Arrays.asList(s.peers).contains("B1") && r.samples(1000, "load warm", s.ok).length > 0) {
+            for (String load : new String[] {"load cold", "load warm"}) {
+                goals.add(new Goal(1000, load, s.ok, "B1", load + " P=1000 >= 20x faster than B1",
+                        r.ratio(1000, load, "B1", load, s.ok), 20, true, null));
+            }
+            goals.add(new Goal(1000, "commit P", s.ok, "B1", "commit P P=1000 >= 30x faster than B1",
+                    r.ratio(1000, "commit P", "B1", "commit P", s.ok), 30, true, null));
+        }
+        String f = s.floor;
         for (int size : sizes) {
-            if (size < 1000) {
+            if (size < 1000 || r.samples(size, "load warm", s.ok).length == 0) {
                 continue;
             }
             for (String op : Bench.OPS) {
@@ -97,34 +158,37 @@ final class Report {
                 if (!op.equals("commit 1 of P")) {
                     double peerBound = load ? 1.5 : 1;
                     String than = load ? " >= 1.5x faster than " : " no slower than ";
-                    for (String peer : new String[] {"B2", "B3"}) {
-                        Results.Ratio ok = r.ratio(size, op, peer, op, OK);
-                        Results.Ratio floor = r.ratio(size, op, peer, op, "F");
+                    for (String peer : s.peers) {
+                        if (peer.equals("B1")) {
+                            continue;
+                        }
+                        Results.Ratio ok = r.ratio(size, op, peer, op, s.ok);
+                        Results.Ratio floor = r.ratio(size, op, peer, op, f);
                         String what = op + " P=" + size + than + peer;
                         if (ok.isNaN() || floor.isNaN() || MET.equals(verdict(floor, peerBound, true))) {
-                            goals.add(new Goal(size, op, OK, peer, what + " (F: " + floor.text() + ")",
+                            goals.add(new Goal(size, op, s.ok, peer, what + " (" + f + ": " + floor.text() + ")",
                                     ok, peerBound, true, null));
                         } else {
-                            goals.add(new Goal(size, op, OK, peer, what + ": F itself " + floor.text()
-                                    + ", so judged as within " + FLOOR_FALLBACK + "x of F",
-                                    r.ratio(size, op, OK, op, "F"), FLOOR_FALLBACK, false,
-                                    "F " + floor.text()));
+                            goals.add(new Goal(size, op, s.ok, peer, what + ": " + f + " itself " + floor.text()
+                                    + ", so judged as within " + FLOOR_FALLBACK + "x of " + f,
+                                    r.ratio(size, op, s.ok, op, f), FLOOR_FALLBACK, false,
+                                    f + " " + floor.text()));
                         }
                     }
                 }
                 double floorBound = load ? 1.3 : op.equals("commit P") ? 1.15 : 1.5;
                 if (op.equals("load cold")) {
-                    // A cold load (ownership on) is to stay within 1.3x of F plus what the
-                    // ownership writes cost, measured as the same load with ownership off.
-                    double cost = r.medianMs(size, op, OK) - r.medianMs(size, op, OK_NO_OWNERSHIP);
-                    goals.add(new Goal(size, op, OK_NO_OWNERSHIP, "F", op + " P=" + size
-                            + " within 1.3x of F + ownership's cost (" + Bench.fmt(cost)
-                            + " ms): ownership off vs F", r.ratio(size, op, OK_NO_OWNERSHIP, op, "F"),
+                    // A cold load (ownership on) is to stay within 1.3x of the floor plus what the
+                    // ownership costs, measured as the same load with ownership off.
+                    double cost = r.medianMs(size, op, s.ok) - r.medianMs(size, op, s.okNoOwnership);
+                    goals.add(new Goal(size, op, s.okNoOwnership, f, op + " P=" + size
+                            + " within 1.3x of " + f + " + ownership's cost (" + Bench.fmt(cost)
+                            + " ms): ownership off vs " + f, r.ratio(size, op, s.okNoOwnership, op, f),
                             floorBound, false, null));
                 } else {
-                    goals.add(new Goal(size, op, OK, "F", op + " P=" + size + " within " + floorBound
-                            + "x of F" + (op.equals("commit 1 of P") ? " (F handed all P entries)" : ""),
-                            r.ratio(size, op, OK, op, "F"), floorBound, false, null));
+                    goals.add(new Goal(size, op, s.ok, f, op + " P=" + size + " within " + floorBound
+                            + "x of " + f + (op.equals("commit 1 of P") ? " (" + f + " handed all P entries)" : ""),
+                            r.ratio(size, op, s.ok, op, f), floorBound, false, null));
                 }
             }
         }
@@ -132,99 +196,154 @@ final class Report {
     }
 
     static String table(Results r, int[] sizes) {
-        List<Goal> goals = evaluate(r, sizes);
         StringBuilder b = new StringBuilder();
-        String format = "%-6s %-16s %8s %8s %8s %8s %12s %18s %18s %18s %18s %13s%n";
-        b.append(String.format(Locale.ROOT, format, "P", "operation", "B1 ms", "B2 ms", "B3 ms", "F ms",
-                "offsetkeeper", "B1/ok [95%]", "B2/ok [95%]", "B3/ok [95%]", "ok/F [95%]", "ok min-max"));
-        for (int size : sizes) {
-            for (String op : Bench.OPS) {
-                row(b, format, r, goals, size, op, op, OK, "F", true);
-                if (op.equals("load cold") && r.samples(size, op, OK_NO_OWNERSHIP).length > 0) {
-                    row(b, format, r, goals, size, op, "  ownership off", OK_NO_OWNERSHIP, "F", true);
-                }
-                if (r.samples(size, op, OK_SPARK).length > 0) {
-                    row(b, format, r, goals, size, op, "  OffsetRange[]", OK_SPARK, "F", true);
-                }
-                if (r.samples(size, op, FloorProcess.TOLD).length > 0) {
-                    row(b, format, r, goals, size, op, "  F told which", OK, FloorProcess.TOLD, false);
-                }
-            }
+        for (Section section : SECTIONS) {
+            b.append(table(r, sizes, section));
         }
-        b.append("Ratios: the median of the per-round ratios (the two ran back to back in each round), with "
-                + "a 95% bootstrap interval over those rounds. Goals: + met, ~ within noise, ! missed; f: judged "
-                + "as within " + FLOOR_FALLBACK + "x of F (F itself does not clearly meet it).\n"
-                + "F (commits): handed all P entries, compares them with what it last wrote, writes the "
-                + "changed ones; \"F told which\": F told the changed partition (the old floor).\n"
-                + "OffsetRange[]: offsetkeeper's SparkOffsets.commit(keeper, ranges), what a Spark job's "
-                + "foreachRDD calls; the row above it is commit(Map).\n");
         return b.toString();
     }
 
-    /** The same table in Markdown (build/bench/table.md), for docs/performance.md. */
-    static String markdown(Results r, int[] sizes) {
-        String text = table(r, sizes);
-        List<Goal> goals = evaluate(r, sizes);
-        StringBuilder b = new StringBuilder("| P | operation | B1 | B2 | B3 | F | offsetkeeper | B1 / ok | B2 / ok "
-                + "| B3 / ok | ok / F | ok min-max |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    /** The rows of one store's table, each a label, the contender and the floor it is read against. */
+    private static List<String[]> rows(Results r, int size, String op, Section s) {
+        List<String[]> rows = new ArrayList<>();
+        if (r.samples(size, op, s.ok).length == 0) {
+            return rows;
+        }
+        rows.add(new String[] {op, s.ok, s.floor, "peers"});
+        if (op.equals("load cold") && r.samples(size, op, s.okNoOwnership).length > 0) {
+            rows.add(new String[] {op + ", ownership off", s.okNoOwnership, s.floor, "peers"});
+        }
+        if (r.samples(size, op, s.okSpark).length > 0) {
+            rows.add(new String[] {op + ", `OffsetRange[]`", s.okSpark, s.floor, "peers"});
+        }
+        if (s.told != null && r.samples(size, op, s.told).length > 0) {
+            rows.add(new String[] {op + ", " + s.floor + " told which", s.ok, s.told, null});
+        }
+        return rows;
+    }
+
+    static String table(Results r, int[] sizes, Section s) {
+        List<Goal> goals = evaluate(r, sizes, s);
+        StringBuilder body = new StringBuilder();
+        StringBuilder format = new StringBuilder("%-6s %-34s");
+        List<Object> header = new ArrayList<>(Arrays.asList("P", "operation"));
+        for (String peer : s.peers) {
+            format.append(" %8s");
+            header.add(peer + " ms");
+        }
+        format.append(" %8s %12s");
+        header.add(s.floor + " ms");
+        header.add("offsetkeeper");
+        for (String peer : s.peers) {
+            format.append(" %18s");
+            header.add(peer + "/ok [95%]");
+        }
+        format.append(" %18s %13s%n");
+        header.add("ok/" + s.floor + " [95%]");
+        header.add("ok min-max");
         for (int size : sizes) {
             for (String op : Bench.OPS) {
-                mdRow(b, r, goals, size, op, op, OK, "F", true);
-                if (op.equals("load cold") && r.samples(size, op, OK_NO_OWNERSHIP).length > 0) {
-                    mdRow(b, r, goals, size, op, op + ", ownership off", OK_NO_OWNERSHIP, "F", true);
-                }
-                if (r.samples(size, op, OK_SPARK).length > 0) {
-                    mdRow(b, r, goals, size, op, op + ", `OffsetRange[]`", OK_SPARK, "F", true);
-                }
-                if (r.samples(size, op, FloorProcess.TOLD).length > 0) {
-                    mdRow(b, r, goals, size, op, op + ", F told which", OK, FloorProcess.TOLD, false);
+                for (String[] row : rows(r, size, op, s)) {
+                    body.append(String.format(Locale.ROOT, format.toString(), cells(r, goals, size, op, row, s, false)));
                 }
             }
         }
-        return b.append('\n').append(text.substring(text.indexOf("Ratios:"))).toString();
-    }
-
-    private static void mdRow(StringBuilder b, Results r, List<Goal> goals, int size, String op, String label,
-            String keeper, String floor, boolean peers) {
-        StringBuilder line = new StringBuilder();
-        row(line, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s%n", r, goals, size, op, label, keeper, floor, peers);
-        String[] cells = line.toString().trim().split("\\|", -1);
-        b.append("| ").append(cells[0]).append(" | ").append(cells[1]);
-        for (int i = 2; i < cells.length; i++) {
-            String c = cells[i].isEmpty() ? "" : i == 6 ? "**" + cells[i] + "**" : cells[i];
-            b.append(" | ").append(c.replace("~", "\\~"));
+        if (body.length() == 0) {
+            return "";
         }
-        b.append(" |\n");
+        return s.title + "\n" + String.format(Locale.ROOT, format.toString(), header.toArray()) + body
+                + "Ratios: the median of the per-round ratios (the two ran back to back in each round), with "
+                + "a 95% bootstrap interval over those rounds. Goals: + met, ~ within noise, ! missed; f: judged "
+                + "as within " + FLOOR_FALLBACK + "x of " + s.floor + " (" + s.floor + " itself does not clearly meet it).\n"
+                + s.floor + " (commits): handed all P entries, compares them with what it last wrote, writes the "
+                + "changed ones" + (s.told != null ? "; \"" + s.floor + " told which\": " + s.floor
+                + " told the changed partition (the old floor)" : "") + ".\n"
+                + "OffsetRange[]: offsetkeeper's SparkOffsets.commit(keeper, ranges), what a Spark job's "
+                + "foreachRDD calls; the row above it is commit(Map).\n\n";
     }
 
-    /** One line: the peers' medians of {@code op} beside {@code keeper}'s, and the ratios. */
-    private static void row(StringBuilder b, String format, Results r, List<Goal> goals, int size, String op,
-            String label, String keeper, String floor, boolean peers) {
-        double ok = r.medianMs(size, op, keeper);
-        long[] s = r.samples(size, op, keeper);
+    /** The same tables in Markdown (build/bench/table.md), for docs/performance.md. */
+    static String markdown(Results r, int[] sizes) {
+        StringBuilder b = new StringBuilder();
+        for (Section s : SECTIONS) {
+            String text = table(r, sizes, s);
+            if (text.isEmpty()) {
+                continue;
+            }
+            List<Goal> goals = evaluate(r, sizes, s);
+            StringBuilder head = new StringBuilder("| P | operation");
+            StringBuilder rule = new StringBuilder("|---:|---");
+            for (String peer : s.peers) {
+                head.append(" | ").append(peer);
+                rule.append("|---:");
+            }
+            head.append(" | ").append(s.floor).append(" | offsetkeeper");
+            rule.append("|---:|---:");
+            for (String peer : s.peers) {
+                head.append(" | ").append(peer).append(" / ok");
+                rule.append("|---:");
+            }
+            head.append(" | ok / ").append(s.floor).append(" | ok min-max |\n");
+            rule.append("|---:|---:|\n");
+            b.append("**").append(s.title).append("**\n\n").append(head).append(rule);
+            int bold = 2 + s.peers.length + 1;
+            for (int size : sizes) {
+                for (String op : Bench.OPS) {
+                    for (String[] row : rows(r, size, op, s)) {
+                        Object[] cells = cells(r, goals, size, op, row, s, true);
+                        b.append("|");
+                        for (int i = 0; i < cells.length; i++) {
+                            String c = cells[i].toString();
+                            c = c.isEmpty() ? "" : i == bold ? "**" + c + "**" : c;
+                            b.append(' ').append(c.replace("~", "\\~")).append(" |");
+                        }
+                        b.append('\n');
+                    }
+                }
+            }
+            b.append('\n').append(text.substring(text.indexOf("Ratios:")));
+        }
+        return b.toString();
+    }
+
+    /**
+     * One line's cells: P, label, the peers' medians, the floor's and offsetkeeper's, the ratios
+     * to the peers and to the floor, offsetkeeper's spread. {@code row}: label, contender, floor,
+     * and "peers" when the peers' columns apply.
+     */
+    private static Object[] cells(Results r, List<Goal> goals, int size, String op, String[] row, Section s,
+            boolean markdown) {
+        String label = markdown ? row[0] : (row[0].equals(op) ? op : "  " + row[0].substring(op.length() + 2))
+                .replace("`", "");
+        String keeper = row[1];
+        String floor = row[2];
+        boolean peers = row[3] != null;
+        List<Object> cells = new ArrayList<>();
+        cells.add(size);
+        cells.add(label);
+        for (String peer : s.peers) {
+            cells.add(peers ? Bench.fmt(r.medianMs(size, op, peer)) : "");
+        }
+        cells.add(Bench.fmt(r.medianMs(size, op, floor)));
+        cells.add(Bench.fmt(r.medianMs(size, op, keeper)));
+        for (String peer : s.peers) {
+            cells.add(peers ? cell(r.ratio(size, op, peer, op, keeper), mark(goals, size, op, keeper, peer)) : "");
+        }
+        cells.add(cell(r.ratio(size, op, keeper, op, floor),
+                floor.equals(s.floor) ? mark(goals, size, op, keeper, s.floor) : ""));
+        long[] samples = r.samples(size, op, keeper);
         String spread = "-";
-        if (s.length > 0) {
+        if (samples.length > 0) {
             long min = Long.MAX_VALUE;
             long max = Long.MIN_VALUE;
-            for (long v : s) {
+            for (long v : samples) {
                 min = Math.min(min, v);
                 max = Math.max(max, v);
             }
             spread = Bench.fmt(min / 1e6) + "-" + Bench.fmt(max / 1e6);
         }
-        String[] cells = new String[4];
-        String[] peerNames = {"B1", "B2", "B3"};
-        for (int i = 0; i < 3; i++) {
-            cells[i] = peers ? cell(r.ratio(size, op, peerNames[i], op, keeper),
-                    mark(goals, size, op, keeper, peerNames[i])) : "";
-        }
-        cells[3] = cell(r.ratio(size, op, keeper, op, floor), floor.equals("F") ? mark(goals, size, op, keeper, "F") : "");
-        b.append(String.format(Locale.ROOT, format, size, label,
-                peers ? Bench.fmt(r.medianMs(size, op, "B1")) : "",
-                peers ? Bench.fmt(r.medianMs(size, op, "B2")) : "",
-                peers ? Bench.fmt(r.medianMs(size, op, "B3")) : "",
-                Bench.fmt(r.medianMs(size, op, floor)), Bench.fmt(ok),
-                cells[0], cells[1], cells[2], cells[3], spread));
+        cells.add(spread);
+        return cells.toArray();
     }
 
     private static String cell(Results.Ratio ratio, String mark) {
@@ -283,6 +402,9 @@ final class Report {
         for (String op : Bench.OPS) {
             // Each step to the next P: the ratio of the costs per partition, below 1, with its
             // interval (the sizes ran apart: each size's rounds drawn on their own).
+            if (Double.isNaN(r.medianMs(sizes[0], op, OK))) {
+                continue; // a run of the Kafka store only
+            }
             StringBuilder per = new StringBuilder();
             StringBuilder steps = new StringBuilder();
             String verdict = MET;
@@ -330,8 +452,15 @@ final class Report {
                 what, Bench.fmt(value)));
     }
 
-    private static final String[] JSON_CONTENDERS = {"B1", "B2", "B3", "F", FloorProcess.TOLD, OK, OK_NO_OWNERSHIP,
-        OK_SPARK};
+
+    /** Every contender of every section, for results.json. */
+    private static List<String> contenders() {
+        List<String> all = new ArrayList<>();
+        for (Section s : SECTIONS) {
+            all.addAll(Arrays.asList(s.contenders()));
+        }
+        return all;
+    }
 
     static String json(Bench.Machine before, Bench.Machine after, int[] sizes, int runs, int smallRuns, int b1Runs,
             int warmup, Results r, Map<String, Double> jni, String soak, double minutes) {
@@ -350,7 +479,7 @@ final class Report {
         boolean first = true;
         for (int size : sizes) {
             for (String op : Bench.OPS) {
-                for (String c : JSON_CONTENDERS) {
+                for (String c : contenders()) {
                     long[] s = r.samples(size, op, c);
                     if (s.length == 0) {
                         continue;

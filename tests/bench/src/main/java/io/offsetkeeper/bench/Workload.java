@@ -2,6 +2,7 @@ package io.offsetkeeper.bench;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -10,9 +11,11 @@ import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -46,9 +49,11 @@ final class Workload {
     static final long STORED_BELOW = 3;
     static final long STORED_ABOVE = 1_000;
     /** Each contender's tag in its commit group's name; see {@link #commitGroup}. */
-    private static final Map<String, String> COMMIT_TAGS =
-            Map.of("B1", "b1", "B2", "b2", "B3", "b3", "F", "fl", FloorProcess.TOLD, "ft", Report.OK, "ok",
-                    Report.OK_SPARK, "sp");
+    private static final Map<String, String> COMMIT_TAGS = Map.ofEntries(Map.entry("B1", "b1"),
+            Map.entry("B2", "b2"), Map.entry("B3", "b3"), Map.entry("F", "fl"), Map.entry(FloorProcess.TOLD, "ft"),
+            Map.entry(Report.OK, "ok"), Map.entry(Report.OK_SPARK, "sp"), Map.entry(KafkaStorePeer.NAME, "kp"),
+            Map.entry(FloorProcess.KAFKA_FLOOR, "kf"), Map.entry(Report.OK_KAFKA, "ko"),
+            Map.entry(Report.OK_KAFKA_SPARK, "ks"));
     static final long STORED_IN_RANGE = 15;
 
     final int size;
@@ -154,6 +159,73 @@ final class Workload {
         }
         for (int from = 0; from < ops.size(); from += 2_000) {
             zk.multi(ops.subList(from, Math.min(ops.size(), from + 2_000)));
+        }
+    }
+
+    /**
+     * The same stored offsets in Kafka's group store, under the same group names: the load
+     * groups, and each Kafka-store contender's commit group at 0 (written with Kafka's Admin,
+     * as a Kafka consumer or {@code kafka-consumer-groups} would: no offsetkeeper metadata).
+     */
+    void plantInKafka(Admin admin, List<String> contenders) throws Exception {
+        Map<TopicPartition, OffsetAndMetadata> stored = new HashMap<>();
+        for (int i = 0; i < partitions.size(); i++) {
+            int kind = i % 20;
+            long offset = kind < 2 ? STORED_BELOW : kind == 2 ? STORED_ABOVE : kind == 3 ? -1 : STORED_IN_RANGE;
+            if (offset >= 0) {
+                stored.put(partitions.get(i), new OffsetAndMetadata(offset));
+            }
+        }
+        Map<TopicPartition, OffsetAndMetadata> zero = new HashMap<>();
+        for (TopicPartition tp : partitions) {
+            zero.put(tp, new OffsetAndMetadata(0));
+        }
+        Map<String, Map<TopicPartition, OffsetAndMetadata>> groups =
+                new LinkedHashMap<>();
+        groups.put(loadGroup, stored);
+        groups.put(coldGroup, stored);
+        for (String contender : contenders) {
+            groups.put(commitGroup(contender), zero);
+        }
+        List<String> names = new ArrayList<>(groups.keySet());
+        // A group left by an earlier run on a cluster kept up holds more: start from nothing.
+        for (Map.Entry<String, ConsumerGroupListing> e : existingGroups(admin,
+                names).entrySet()) {
+            admin.deleteConsumerGroups(Collections.singleton(e.getKey())).all().get();
+        }
+        for (Map.Entry<String, Map<TopicPartition, OffsetAndMetadata>> e
+                : groups.entrySet()) {
+            admin.alterConsumerGroupOffsets(e.getKey(), e.getValue()).all().get();
+        }
+    }
+
+    private static Map<String, ConsumerGroupListing> existingGroups(Admin admin,
+            List<String> names) throws Exception {
+        Map<String, ConsumerGroupListing> found = new LinkedHashMap<>();
+        for (ConsumerGroupListing g : admin.listConsumerGroups().all().get()) {
+            if (names.contains(g.groupId())) {
+                found.put(g.groupId(), g);
+            }
+        }
+        return found;
+    }
+
+    /** Fails the run unless each Kafka-store contender's commit group holds what it committed. */
+    void checkCommittedInKafka(Admin admin, List<Contender> contenders, TopicPartition changed, long changedValue,
+            long value) throws Exception {
+        TopicPartition last = partitions.get(partitions.size() - 1);
+        for (Contender c : contenders) {
+            if (!c.measures("commit P")) {
+                continue;
+            }
+            Map<TopicPartition, OffsetAndMetadata> held =
+                    admin.listConsumerGroupOffsets(commitGroup(c.name())).partitionsToOffsetAndMetadata().get();
+            long a = held.get(changed).offset();
+            long b = held.get(last).offset();
+            if (a != changedValue || (size > 1 && b != value)) {
+                throw new IllegalStateException(c.name() + " committed " + a + "/" + b + " to Kafka, expected "
+                        + changedValue + "/" + value);
+            }
         }
     }
 
