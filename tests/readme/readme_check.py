@@ -346,26 +346,34 @@ GOAL_MARK = re.compile(r"\d(\+|\\~|!)f?$")
 
 
 def goal_problems(docs: dict[str, str]) -> list[str]:
+    """Each sentence 'Of the N goals the table marks, ...' against the goal marks of the result
+    tables between it and the sentence before it (one sentence per store's table)."""
     text = docs.get(GOALS_PAGE)
     if text is None:
         return []
-    stated = GOALS_SENTENCE.search(text)
-    if not stated:
+    body = prose(text)
+    sentences = list(GOALS_SENTENCE.finditer(body))
+    if not sentences:
         return [f"{GOALS_PAGE}: no sentence 'Of the N goals the table marks, M were met, K within noise and "
                 f"none missed' as this check reads it ({GOALS_SENTENCE.pattern!r})"]
-    counts = {"+": 0, "\\~": 0, "!": 0}
-    for line in prose(text).splitlines():
-        if re.match(r"^\|\s*\d+\s*\|", line):  # a row of a results table: | P | operation | ...
-            for cell in line.strip().strip("|").split("|"):
-                mark = GOAL_MARK.search(cell.strip())
-                if mark:
-                    counts[mark.group(1)] += 1
-    table = (sum(counts.values()), counts["+"], counts["\\~"], counts["!"])
-    said = tuple(0 if n in ("no", "none") else int(n) for n in stated.groups())
-    if said != table:
-        return [f"{GOALS_PAGE} says {said[0]} goals, {said[1]} met, {said[2]} within noise, {said[3]} missed; "
-                f"its table marks {table[0]}: {table[1]} met (+), {table[2]} within noise (~), {table[3]} missed (!)"]
-    return []
+    problems = []
+    start = 0
+    for stated in sentences:
+        counts = {"+": 0, "\\~": 0, "!": 0}
+        for line in body[start:stated.start()].splitlines():
+            if re.match(r"^\|\s*\d+\s*\|", line):  # a row of a results table: | P | operation | ...
+                for cell in line.strip().strip("|").split("|"):
+                    mark = GOAL_MARK.search(cell.strip())
+                    if mark:
+                        counts[mark.group(1)] += 1
+        start = stated.end()
+        table = (sum(counts.values()), counts["+"], counts["\\~"], counts["!"])
+        said = tuple(0 if n in ("no", "none") else int(n) for n in stated.groups())
+        if said != table:
+            problems.append(f"{GOALS_PAGE} says {said[0]} goals, {said[1]} met, {said[2]} within noise, "
+                            f"{said[3]} missed; the table before it marks {table[0]}: {table[1]} met (+), "
+                            f"{table[2]} within noise (~), {table[3]} missed (!)")
+    return problems
 
 
 TIER_PAGE = "CONTRIBUTING.md"

@@ -30,6 +30,46 @@ const FIND_COORDINATOR_VERSIONS: RangeInclusive<i16> = 0..=3;
 const OFFSET_FETCH_VERSIONS: RangeInclusive<i16> = 2..=7;
 const OFFSET_COMMIT_VERSIONS: RangeInclusive<i16> = 2..=8;
 
+/// The engine's bound on one OffsetCommit's offset records (rust/core/src/kafka/group.rs):
+/// under `__consumer_offsets`' 1 MB record batch limit.
+const OFFSET_COMMIT_RECORD_BYTES: usize = 900_000;
+const OFFSET_RECORD_FIXED_BYTES: usize = 50;
+
+/// One simple commit (generation -1) of `entries` (topic index, partition, offset), one topic
+/// entry per run of the same topic.
+fn commit_request(
+    version: i16,
+    group: &str,
+    names: &[String],
+    metadata: &[String],
+    entries: &[(usize, i32, i64)],
+) -> OffsetCommitRequest {
+    let mut request = OffsetCommitRequest::default();
+    request.group_id = GroupId(text(group));
+    request.generation_id_or_member_epoch = -1;
+    if version <= 4 {
+        request.retention_time_ms = -1;
+    }
+    let mut last = usize::MAX;
+    for &(index, partition, offset) in entries {
+        if index != last {
+            let mut topic = OffsetCommitRequestTopic::default();
+            topic.name = TopicName(text(&names[index]));
+            request.topics.push(topic);
+            last = index;
+        }
+        let mut p = OffsetCommitRequestPartition::default();
+        p.partition_index = partition;
+        p.committed_offset = offset;
+        p.committed_leader_epoch = -1;
+        p.committed_metadata = Some(text(&metadata[index]));
+        if let Some(topic) = request.topics.last_mut() {
+            topic.partitions.push(p);
+        }
+    }
+    request
+}
+
 /// Connections of the Kafka-store floor: metadata and leaders, and each group's coordinator.
 pub(crate) struct GroupClients {
     kafka: Kafka,
@@ -235,34 +275,13 @@ impl GroupFloor {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
-        let mut request = OffsetCommitRequest::default();
-        request.group_id = GroupId(text(group));
-        request.generation_id_or_member_epoch = -1;
-        if version <= 4 {
-            request.retention_time_ms = -1;
-        }
-        // One topic of the request per name; each entry compared with what was last written.
+        // Each entry compared with what was last written; the changed ones, in batch order.
         let mut columns: Vec<Vec<i64>> = batch
             .names
             .iter()
             .map(|name| written.remove(name).unwrap_or_default())
             .collect();
-        let mut topics: Vec<(OffsetCommitRequestTopic, String)> = batch
-            .names
-            .iter()
-            .map(|name| {
-                let mut topic = OffsetCommitRequestTopic::default();
-                topic.name = TopicName(text(name));
-                let metadata = match topic_ids.get(name) {
-                    Some(id) => format!(
-                        "{{\"offsetkeeper\":1,\"topic_id\":\"{id}\",\"committed_at\":{now}}}"
-                    ),
-                    None => format!("{{\"offsetkeeper\":1,\"committed_at\":{now}}}"),
-                };
-                (topic, metadata)
-            })
-            .collect();
-        let mut changed = 0;
+        let mut changed = Vec::new();
         for &(index, partition, offset) in &batch.entries {
             let slot = usize::try_from(partition)
                 .ok()
@@ -274,35 +293,54 @@ impl GroupFloor {
             }
             if column[slot] != offset {
                 column[slot] = offset;
-                let (topic, metadata) = &mut topics[index];
-                let mut p = OffsetCommitRequestPartition::default();
-                p.partition_index = partition;
-                p.committed_offset = offset;
-                p.committed_leader_epoch = -1;
-                p.committed_metadata = Some(text(metadata));
-                topic.partitions.push(p);
-                changed += 1;
+                changed.push((index, partition, offset));
             }
         }
         for (name, column) in batch.names.iter().zip(columns) {
             written.insert(name.clone(), column);
         }
-        request.topics = topics
-            .into_iter()
-            .map(|(topic, _)| topic)
-            .filter(|topic| !topic.partitions.is_empty())
+        let metadata: Vec<String> = batch
+            .names
+            .iter()
+            .map(|name| match topic_ids.get(name) {
+                Some(id) => {
+                    format!("{{\"offsetkeeper\":1,\"topic_id\":\"{id}\",\"committed_at\":{now}}}")
+                }
+                None => format!("{{\"offsetkeeper\":1,\"committed_at\":{now}}}"),
+            })
             .collect();
-        if changed == 0 {
-            return Ok((start.elapsed().as_nanos(), 0));
-        }
-        let answer = runtime.block_on(connection.call(version, &request));
-        let refused = answer.map_err(|e| format!("offset commit: {e}")).map(|a| {
-            a.topics
+        // As many OffsetCommit requests as the coordinator's record batch limit asks for (the
+        // engine's bound), one after the other.
+        let mut refused = Ok(None);
+        let mut rest = &changed[..];
+        while !rest.is_empty() && matches!(refused, Ok(None)) {
+            let mut bytes = 0;
+            let len = rest
                 .iter()
-                .flat_map(|t| &t.partitions)
-                .find(|p| p.error_code != 0)
-                .map(|p| p.error_code)
-        });
+                .take_while(|(index, _, _)| {
+                    bytes += OFFSET_RECORD_FIXED_BYTES
+                        + group.len()
+                        + batch.names[*index].len()
+                        + metadata[*index].len();
+                    bytes <= OFFSET_COMMIT_RECORD_BYTES
+                })
+                .count()
+                .max(1);
+            let (part, tail) = rest.split_at(len);
+            rest = tail;
+            let request = commit_request(version, group, &batch.names, &metadata, part);
+            refused = runtime
+                .block_on(connection.call(version, &request))
+                .map_err(|e| format!("offset commit: {e}"))
+                .map(|a| {
+                    a.topics
+                        .iter()
+                        .flat_map(|t| &t.partitions)
+                        .find(|p| p.error_code != 0)
+                        .map(|p| p.error_code)
+                });
+        }
+        let changed = changed.len();
         let elapsed = start.elapsed().as_nanos();
         match refused {
             Ok(None) => Ok((elapsed, changed)),

@@ -326,6 +326,39 @@ impl Brokers {
         member: Option<&Membership>,
         offsets: &[(TopicPartition, i64, String)],
     ) -> Result<Vec<i16>> {
+        let requests = commit_requests(group, offsets);
+        if requests.len() > 1 {
+            log::warn!(
+                "group {group}: committing {} offsets in {} OffsetCommit requests (the coordinator takes at most about {} MB of offset records in one): each is stored as one record batch, the batch as a whole is not",
+                offsets.len(),
+                requests.len(),
+                OFFSET_COMMIT_RECORD_BYTES / 1_000_000 + 1
+            );
+        }
+        let mut codes = Vec::with_capacity(offsets.len());
+        for request in requests {
+            let answered = self.commit_request(group, member, request).await?;
+            // A request refused whole (the member fenced): the ones after it are not sent.
+            let refused = answered
+                .first()
+                .copied()
+                .filter(|_| answered.iter().all(|code| *code != 0));
+            codes.extend(answered);
+            if let Some(code) = refused {
+                codes.resize(offsets.len(), code);
+                break;
+            }
+        }
+        Ok(codes)
+    }
+
+    /// One OffsetCommit request of `offsets`; see [`Self::commit_offsets`].
+    async fn commit_request(
+        &self,
+        group: &str,
+        member: Option<&Membership>,
+        offsets: &[(TopicPartition, i64, String)],
+    ) -> Result<Vec<i16>> {
         let attempt = Attempt::new(self.timeout);
         let answer = self
             .bounded(
@@ -338,7 +371,7 @@ impl Brokers {
                     "OffsetCommit",
                     ApiKey::OffsetCommit,
                     OFFSET_COMMIT_VERSIONS,
-                    |version| commit_request(version, group, member, offsets),
+                    |version| offset_commit_request(version, group, member, offsets),
                     |answer| {
                         // A moved coordinator answers every partition with the same error.
                         let codes: Vec<i16> = answer
@@ -888,7 +921,42 @@ fn sync_request(
 }
 
 /// OffsetCommit of the offsets, each with its metadata string.
-fn commit_request(
+/// The bytes of offset records the coordinator takes in one OffsetCommit: it appends a
+/// request's offsets as one record batch to `__consumer_offsets`, whose limit is the brokers'
+/// `message.max.bytes` (1,048,588 by default; larger, the whole request is refused with
+/// INVALID_COMMIT_OFFSET_SIZE), less room for the estimate's error.
+const OFFSET_COMMIT_RECORD_BYTES: usize = 900_000;
+/// An offset record's bytes besides its group, topic and metadata strings: the key's version,
+/// string lengths and partition, the value's version, offset, leader epoch, metadata length
+/// and commit time, and the record's framing in the batch.
+const OFFSET_RECORD_FIXED_BYTES: usize = 50;
+
+/// `offsets` cut into runs whose offset records fit one OffsetCommit; one run for a batch of
+/// up to about 5,000 partitions with offsetkeeper's metadata.
+fn commit_requests<'a>(
+    group: &str,
+    offsets: &'a [(TopicPartition, i64, String)],
+) -> Vec<&'a [(TopicPartition, i64, String)]> {
+    let mut requests = Vec::new();
+    let mut rest = offsets;
+    while !rest.is_empty() {
+        let mut bytes = 0;
+        let len = rest
+            .iter()
+            .take_while(|(tp, _, metadata)| {
+                bytes += OFFSET_RECORD_FIXED_BYTES + group.len() + tp.topic.len() + metadata.len();
+                bytes <= OFFSET_COMMIT_RECORD_BYTES
+            })
+            .count()
+            .max(1);
+        let (request, tail) = rest.split_at(len);
+        requests.push(request);
+        rest = tail;
+    }
+    requests
+}
+
+fn offset_commit_request(
     version: i16,
     group: &str,
     member: Option<&Membership>,
@@ -963,10 +1031,47 @@ mod tests {
             (TopicPartition::new("a", 1), 6, String::new()),
             (TopicPartition::new("b", 0), 7, String::new()),
         ];
-        let request = commit_request(8, "g", None, &offsets);
+        let request = offset_commit_request(8, "g", None, &offsets);
         assert_eq!(request.generation_id_or_member_epoch, -1);
         assert_eq!(request.topics.len(), 2);
         assert_eq!(request.topics[0].partitions.len(), 2);
         assert_eq!(request.topics[1].partitions[0].committed_offset, 7);
+    }
+
+    /// A batch past the coordinator's record batch limit is cut into requests that fit it, in
+    /// order, none empty; a small one stays one request.
+    #[test]
+    fn a_batch_past_the_offsets_topics_limit_is_cut_into_requests_that_fit() {
+        // offsetkeeper's metadata string, 77 bytes.
+        let metadata =
+            r#"{"offsetkeeper":1,"topic_id":"AbCdEfGhIjKlMnOpQrStUv","committed_at":1765000000000}"#
+                .to_string();
+        let offsets: Vec<(TopicPartition, i64, String)> = (0..20_000)
+            .map(|p| {
+                (
+                    TopicPartition::new("bench-p20000-t0", p),
+                    7,
+                    metadata.clone(),
+                )
+            })
+            .collect();
+        let requests = commit_requests("bench-commit-ko-p20000", &offsets);
+        assert_eq!(
+            requests.len(),
+            4,
+            "{:?}",
+            requests.iter().map(|r| r.len()).collect::<Vec<_>>()
+        );
+        assert_eq!(requests.iter().map(|r| r.len()).sum::<usize>(), 20_000);
+        assert_eq!(requests[0][0].0.partition, 0);
+        assert_eq!(requests[3].last().map(|o| o.0.partition), Some(19_999));
+        for request in &requests {
+            let bytes: usize = request
+                .iter()
+                .map(|(tp, _, m)| OFFSET_RECORD_FIXED_BYTES + 22 + tp.topic.len() + m.len())
+                .sum();
+            assert!(bytes <= OFFSET_COMMIT_RECORD_BYTES, "{bytes}");
+        }
+        assert_eq!(commit_requests("g", &offsets[..5_000]).len(), 1);
     }
 }

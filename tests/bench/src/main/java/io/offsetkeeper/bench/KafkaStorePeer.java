@@ -94,8 +94,41 @@ final class KafkaStorePeer implements Contender {
         for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
             batch.put(e.getKey(), new OffsetAndMetadata(e.getValue()));
         }
-        committer.commitSync(batch, Duration.ofSeconds(30));
+        for (Map<TopicPartition, OffsetAndMetadata> request : requests(w.commitGroup(NAME), batch)) {
+            committer.commitSync(request, Duration.ofSeconds(30));
+        }
         return System.nanoTime() - start;
+    }
+
+    /** The bytes of offset records one OffsetCommit may carry, as offsetkeeper bounds them. */
+    private static final int OFFSET_COMMIT_RECORD_BYTES = 900_000;
+    private static final int OFFSET_RECORD_FIXED_BYTES = 50;
+
+    /**
+     * {@code offsets} cut into requests the coordinator takes: it appends one request's offsets
+     * as one record batch, refused whole (INVALID_COMMIT_OFFSET_SIZE) past the offsets topic's
+     * 1 MB limit, which a commit of 20,000 offsets passes.
+     */
+    static List<Map<TopicPartition, OffsetAndMetadata>> requests(String group,
+            Map<TopicPartition, OffsetAndMetadata> offsets) {
+        List<Map<TopicPartition, OffsetAndMetadata>> requests = new ArrayList<>();
+        Map<TopicPartition, OffsetAndMetadata> request = new HashMap<>();
+        int bytes = 0;
+        for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
+            int size = OFFSET_RECORD_FIXED_BYTES + group.length() + e.getKey().topic().length()
+                    + e.getValue().metadata().length();
+            if (bytes + size > OFFSET_COMMIT_RECORD_BYTES && !request.isEmpty()) {
+                requests.add(request);
+                request = new HashMap<>();
+                bytes = 0;
+            }
+            request.put(e.getKey(), e.getValue());
+            bytes += size;
+        }
+        if (!request.isEmpty()) {
+            requests.add(request);
+        }
+        return requests;
     }
 
     static Map<TopicPartition, Long> load(Admin admin, String group, List<String> topics) throws Exception {

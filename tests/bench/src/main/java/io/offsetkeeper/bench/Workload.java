@@ -195,7 +195,9 @@ final class Workload {
         }
         for (Map.Entry<String, Map<TopicPartition, OffsetAndMetadata>> e
                 : groups.entrySet()) {
-            admin.alterConsumerGroupOffsets(e.getKey(), e.getValue()).all().get();
+            for (Map<TopicPartition, OffsetAndMetadata> request : KafkaStorePeer.requests(e.getKey(), e.getValue())) {
+                admin.alterConsumerGroupOffsets(e.getKey(), request).all().get();
+            }
         }
     }
 
