@@ -83,14 +83,13 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     (
         "offsetkeeper.store",
-        "zookeeper, kafka (default zookeeper; kafka needs no zookeeper.connect)",
+        "zookeeper, kafka, zookeeper,kafka or kafka,zookeeper (default zookeeper; kafka needs no zookeeper.connect; two stores: the first authoritative, the second mirrored, during a move)",
     ),
 ];
 
 /// [`MAX_WAIT`] in the milliseconds of the properties.
 const MAX_WAIT_MS: u64 = MAX_WAIT.as_secs() * 1000;
 
-/// Everything an [`OffsetKeeper`](crate::OffsetKeeper) needs.
 /// Where a keeper keeps offsets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Store {
@@ -102,21 +101,37 @@ pub enum Store {
 }
 
 impl Store {
-    pub fn parse(value: &str) -> Result<Store> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "zookeeper" => Ok(Store::ZooKeeper),
-            "kafka" => Ok(Store::Kafka),
+    /// `offsetkeeper.store`: one store, or the authoritative store and its mirror during a move
+    /// between them (`zookeeper,kafka`, `kafka,zookeeper`).
+    pub fn parse(value: &str) -> Result<(Store, Option<Store>)> {
+        match value.trim().to_ascii_lowercase().replace(' ', "").as_str() {
+            "zookeeper" => Ok((Store::ZooKeeper, None)),
+            "kafka" => Ok((Store::Kafka, None)),
+            "zookeeper,kafka" => Ok((Store::ZooKeeper, Some(Store::Kafka))),
+            "kafka,zookeeper" => Ok((Store::Kafka, Some(Store::ZooKeeper))),
             _ => Err(Error::invalid(format!(
-                "offsetkeeper.store '{value}' is not allowed; allowed: zookeeper, kafka"
+                "offsetkeeper.store '{value}' is not allowed; allowed: zookeeper, kafka, zookeeper,kafka (ZooKeeper authoritative, Kafka mirrored), kafka,zookeeper (Kafka authoritative, ZooKeeper mirrored)"
             ))),
+        }
+    }
+
+    /// The store's name in settings and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Store::ZooKeeper => "zookeeper",
+            Store::Kafka => "kafka",
         }
     }
 }
 
+/// Everything an [`OffsetKeeper`](crate::OffsetKeeper) needs.
 #[derive(Debug, Clone)]
 pub struct KeeperConfig {
-    /// Where offsets are kept; with [`Store::Kafka`] `zookeeper` is not used.
+    /// Where offsets are kept; with [`Store::Kafka`] (and no mirror) `zookeeper` is not used.
     pub store: Store,
+    /// The store mirroring `store` during a move between stores: every stored batch is written
+    /// to it too, and loads compare it (crate::mirror). `None`: one store.
+    pub mirror: Option<Store>,
     pub zookeeper: ZkConfig,
     pub kafka: KafkaSettings,
     /// Deadline of each Kafka operation of a load (Metadata, ListOffsets, their retries
@@ -194,6 +209,7 @@ impl KeeperConfig {
         };
         KeeperConfig {
             store: Store::ZooKeeper,
+            mirror: None,
             zookeeper,
             kafka,
             kafka_timeout: None,
@@ -323,7 +339,7 @@ impl KeeperConfig {
 /// The pairs sorted by namespace, the keeper's own values checked.
 #[derive(Default)]
 struct Parsed {
-    store: Option<Store>,
+    store: Option<(Store, Option<Store>)>,
     connect: Option<String>,
     zookeeper: Vec<(String, String)>,
     kafka: Vec<(String, String)>,
@@ -445,14 +461,15 @@ impl Parsed {
     }
 
     fn apply(self, kafka: KafkaSettings) -> Result<KeeperConfig> {
-        let store = self.store.unwrap_or_default();
-        let zookeeper = match (store, &self.connect) {
+        let (store, mirror) = self.store.unwrap_or_default();
+        let zookeeper = match (store, mirror, &self.connect) {
             // The Kafka store needs no ZooKeeper; its settings are kept unused.
-            (Store::Kafka, None) => ZkConfig::new(String::new()),
+            (Store::Kafka, None, None) => ZkConfig::new(String::new()),
             _ => self.zookeeper()?,
         };
         let mut config = KeeperConfig::new(zookeeper, kafka);
         config.store = store;
+        config.mirror = mirror;
         config.kafka_timeout = self.kafka_timeout;
         if let Some(on_missing) = self.on_missing {
             config.policy.on_missing = on_missing;

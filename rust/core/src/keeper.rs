@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::kafka::Brokers;
 use crate::kafka_store::KafkaStore;
 use crate::load::{self, Inspected, Loaded};
+use crate::mirror::{Mirror, MirrorStatus};
 use crate::ownership::Owners;
 use crate::reconnect::Reconnect;
 use crate::runtime::runtime;
@@ -34,6 +35,8 @@ const CLOSE_SESSION_TIMEOUT: Duration = Duration::from_millis(500);
 /// its configuration names: ZooKeeper or Kafka's group store.
 pub struct OffsetKeeper {
     store: Keeping,
+    /// The second store during a move between stores (`offsetkeeper.store=zookeeper,kafka`).
+    mirror: Option<Mirror>,
 }
 
 /// The store a keeper keeps offsets in.
@@ -62,12 +65,26 @@ impl OffsetKeeper {
     /// Checks the configuration and prepares the clients; servers are contacted on first use.
     pub fn open(config: KeeperConfig) -> Result<OffsetKeeper> {
         config.check_limits()?;
+        let mirror = match config.mirror {
+            Some(store) => {
+                // The mirror never owns the group (the authoritative store fences the job), and
+                // its failures wait in the mirror's writer instead of being deferred.
+                let mut mirrored = config.clone();
+                mirrored.store = store;
+                mirrored.mirror = None;
+                mirrored.ownership.enabled = false;
+                mirrored.commit_outage_tolerance = Duration::ZERO;
+                Some(Mirror::start(store, OffsetKeeper::open(mirrored)?)?)
+            }
+            None => None,
+        };
         let provider = config.sasl_provider.as_ref();
         if config.store == Store::Kafka {
             let brokers =
                 Brokers::with_sasl_provider(config.kafka.clone(), config.kafka_timeout, provider)?;
             return Ok(OffsetKeeper {
                 store: Keeping::Kafka(Box::new(KafkaStore::open(config, brokers))),
+                mirror,
             });
         }
         let cx = Arc::new(Context {
@@ -94,6 +111,7 @@ impl OffsetKeeper {
         };
         Ok(OffsetKeeper {
             store: Keeping::ZooKeeper(ZkKeeper { cx, reconnect }),
+            mirror,
         })
     }
 
@@ -131,6 +149,7 @@ impl OffsetKeeper {
                 }),
                 reconnect: None,
             }),
+            mirror: None,
         })
     }
 
@@ -206,11 +225,17 @@ impl OffsetKeeper {
     /// reads their stored offsets and ranges, and validates each. Partitions that no longer
     /// exist are not returned; a `fail` policy that applies makes the whole load an error
     /// listing every refused partition. Nothing is written but the ownership nodes.
+    ///
+    /// During a move between stores the mirror is read beside it: see [`crate::mirror`].
     pub fn load(&self, group: &str, topics: &[String]) -> Result<Loaded> {
-        match &self.store {
+        let mut loaded = match &self.store {
             Keeping::ZooKeeper(zk) => self.explained(load::load(zk, group, topics)),
             Keeping::Kafka(kafka) => kafka.load(group, topics),
+        }?;
+        if let Some(mirror) = &self.mirror {
+            mirror.compare(group, topics, &mut loaded);
         }
+        Ok(loaded)
     }
 
     /// Stores each partition's next offset to read (Spark's `untilOffset`) in one atomic multi,
@@ -242,10 +267,40 @@ impl OffsetKeeper {
     }
 
     /// [`OffsetKeeper::commit`] of a batch in columns (as it crosses JNI).
+    ///
+    /// During a move between stores, a batch stored in the authoritative store is handed to
+    /// the mirror's writer; the commit does not wait for it ([`crate::mirror`]).
     pub fn commit_batch(&self, group: &str, batch: &CommitBatch) -> Result<CommitSummary> {
-        match &self.store {
+        let summary = match &self.store {
             Keeping::ZooKeeper(zk) => self.explained(commit::commit(zk, group, batch)),
             Keeping::Kafka(kafka) => kafka.commit(group, batch),
+        }?;
+        if let Some(mirror) = &self.mirror {
+            // A deferred batch is mirrored once it is stored, with the commit that stores it.
+            if !summary.deferred {
+                mirror.enqueue(group, batch.pairs());
+            }
+        }
+        Ok(summary)
+    }
+
+    /// The mirror's state during a move between stores; `None` with one store.
+    pub fn mirror_status(&self) -> Option<MirrorStatus> {
+        self.mirror.as_ref().map(Mirror::status)
+    }
+
+    /// Waits until the mirror holds every offset committed so far, at most `timeout`; whether
+    /// it does (true with one store).
+    pub fn flush_mirror(&self, timeout: Duration) -> bool {
+        self.mirror.as_ref().is_none_or(|m| m.flush(timeout))
+    }
+
+    /// How long one request to the store may take (ZooKeeper's request timeout, or the Kafka
+    /// timeout).
+    pub(crate) fn request_timeout(&self) -> Duration {
+        match &self.store {
+            Keeping::ZooKeeper(zk) => zk.store.config().request_timeout,
+            Keeping::Kafka(kafka) => kafka.brokers().timeout(),
         }
     }
 
@@ -354,6 +409,8 @@ impl OffsetKeeper {
 
 impl Drop for OffsetKeeper {
     fn drop(&mut self) {
+        // The mirror first: it writes what is pending before the keeper lets the group go.
+        self.mirror.take();
         if let Keeping::Kafka(kafka) = &self.store {
             kafka.close();
         }

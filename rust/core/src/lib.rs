@@ -15,6 +15,7 @@ mod keeper;
 pub mod kerberos;
 mod lag;
 mod load;
+mod mirror;
 pub mod names;
 mod ownership;
 mod partition_map;
@@ -41,6 +42,7 @@ pub use kafka::KafkaSettings;
 pub use keeper::OffsetKeeper;
 pub use lag::lag;
 pub use load::{decide, Inspected, Loaded, PartitionReport, StalePartition};
+pub use mirror::{MirrorDifference, MirrorStatus};
 pub use validate::{
     validate, validate_recreated, Action, Decision, OnAboveRange, OnBelowRange, OnMissing,
     OnRecreated, PartitionRange, Policy, Recreated, Refusal, Stored,

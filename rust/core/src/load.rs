@@ -74,6 +74,9 @@ pub struct StalePartition {
 pub struct Loaded {
     pub partitions: Vec<PartitionReport>,
     pub stale: Vec<StalePartition>,
+    /// During a move between stores, the partitions where the mirror holds something else
+    /// than the authoritative store ([`crate::mirror`]); empty otherwise.
+    pub mirror: Vec<crate::mirror::MirrorDifference>,
 }
 
 impl Loaded {
@@ -635,6 +638,7 @@ pub(crate) fn judged(
     let loaded = Loaded {
         partitions: reports,
         stale,
+        mirror: Vec::new(),
     };
     log_load(group, &loaded);
     Ok(loaded)

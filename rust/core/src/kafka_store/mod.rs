@@ -24,6 +24,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use rustc_hash::FxHashMap;
+
 use crate::batch::CommitBatch;
 use crate::commit::CommitSummary;
 use crate::config::{KeeperConfig, Ownership};
@@ -51,10 +53,10 @@ struct GroupState {
     /// The brokers' topic IDs as this keeper last saw them: what commits record.
     topic_ids: HashMap<String, Option<String>>,
     /// What this keeper knows is stored, from its load and its commits.
-    stored: HashMap<TopicPartition, i64>,
+    stored: FxHashMap<TopicPartition, i64>,
     /// The highest offset this keeper committed or found kept, per partition (monotonic
     /// commits).
-    floors: HashMap<TopicPartition, i64>,
+    floors: FxHashMap<TopicPartition, i64>,
     /// Offsets of commits deferred during a coordinator outage, the newest per partition.
     deferred: BTreeMap<TopicPartition, i64>,
     outage: Option<(Instant, usize)>,
@@ -388,14 +390,19 @@ impl KafkaStore {
         let owned = self.group(group);
         let mut state = owned.lock();
         let state = &mut *state;
-        let mut offsets: BTreeMap<TopicPartition, i64> = std::mem::take(&mut state.deferred);
-        for (tp, offset) in batch.pairs() {
-            let entry = offsets.entry(tp).or_insert(offset);
-            *entry = if self.monotonic {
-                (*entry).max(offset)
-            } else {
-                offset
-            };
+        // The batch in its order (topic by topic), with the offsets of deferred commits: the
+        // newest of each partition, and those the batch does not name after it.
+        let mut offsets = batch.pairs();
+        let mut deferred = std::mem::take(&mut state.deferred);
+        if !deferred.is_empty() {
+            for (tp, offset) in &mut offsets {
+                if let Some(earlier) = deferred.remove(tp) {
+                    if self.monotonic {
+                        *offset = (*offset).max(earlier);
+                    }
+                }
+            }
+            offsets.extend(deferred);
         }
         let mut summary = CommitSummary::default();
         let mut skipped = Vec::new();
@@ -490,15 +497,21 @@ impl KafkaStore {
             }
         }
         let committed_at = now_ms();
+        // One metadata string per run of a topic's entries (they come topic by topic).
+        let mut last: Option<(&str, String)> = None;
         let offsets: Vec<(TopicPartition, i64, String)> = entries
             .iter()
             .map(|(tp, offset)| {
-                let topic_id = state.topic_ids.get(&*tp.topic).cloned().flatten();
-                (
-                    tp.clone(),
-                    *offset,
-                    CommitMetadata::new(topic_id, committed_at).text(),
-                )
+                let metadata = match &last {
+                    Some((topic, text)) if *topic == &*tp.topic => text.clone(),
+                    _ => {
+                        let topic_id = state.topic_ids.get(&*tp.topic).cloned().flatten();
+                        let text = CommitMetadata::new(topic_id, committed_at).text();
+                        last = Some((&tp.topic, text.clone()));
+                        text
+                    }
+                };
+                (tp.clone(), *offset, metadata)
             })
             .collect();
         // A second try only when the heartbeat joined again (a new generation) meanwhile.
