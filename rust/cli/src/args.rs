@@ -14,7 +14,7 @@ use crate::plan::Status;
 use crate::reason;
 
 const ABOUT: &str =
-    "Describe, reset, export, import, delete and migrate the Kafka offsets that Spark \
+    "Describe, reset, export, import, delete, migrate and compare the Kafka offsets that Spark \
 Streaming jobs keep in ZooKeeper under <base-path>/<group>/offsets/<topic>/<partition>";
 
 const EXAMPLES: &str = "\
@@ -27,7 +27,7 @@ Commands that change offsets are dry runs unless given --execute. Stop the job f
 job goes on from the offsets it holds, and its commits to a partition written here fail
 (CommitConflictException, nothing written: fencing) until it loads again, as a restart does;
 with offsetkeeper.fencing=false they overwrite it. Exit status: 0 on success, 1 when an operation
-fails, 2 for a bad command line.
+fails, 2 for a bad command line, 3 when compare finds the stores differ.
 
 --command-config takes the Java clients' keys. TLS stores: PEM, or PKCS#12 (ssl.truststore.type /
 ssl.keystore.type PKCS12, with their passwords; JKS: convert with keytool -importkeystore).
@@ -49,6 +49,32 @@ textfile collector; write to a temporary file and rename it, so the collector ne
 Examples:
   offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --topic orders --format json
   offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job describe --all-topics --format prometheus > my-job.prom.tmp && mv my-job.prom.tmp my-job.prom";
+
+/// `compare --help` after its options.
+const COMPARE_NOTES: &str = "\
+Reads the group's offsets in both stores, ZooKeeper and Kafka's group store, whatever --store
+says (so it needs --zookeeper and --bootstrap-servers), and each partition's log start (EARLIEST)
+and end (LATEST). ZOOKEEPER and KAFKA are the stored offsets, '-' where none; 'corrupt' is a znode
+that holds no usable offset, counted as none, as a job's load counts it.
+
+Verdicts:
+  equal                  both stores hold the same offset
+  kafka behind by N      Kafka's offset is N below ZooKeeper's
+  zookeeper behind by N  ZooKeeper's offset is N below Kafka's
+  only in zookeeper      Kafka holds no offset
+  only in kafka          ZooKeeper holds no offset
+  neither                neither store holds an offset
+Where a stored offset is not within [EARLIEST, LATEST] the verdict goes on with ', below range',
+', above range' or ', partition gone' (the brokers no longer have it), the store named
+(', kafka below range') unless every offset stored for the partition is out of range alike.
+
+Exit status: 0 when the stores agree on every partition (equal or neither), 3 when any other
+verdict is shown (stderr says how many), 1 when an operation fails, 2 for a bad command line.
+A move between stores can wait for 0 before its next phase.
+
+Examples:
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job compare --all-topics
+  offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job compare --topic orders:0,1 --format json";
 
 fn describe_help() -> String {
     format!("{}\n{DESCRIBE_NOTES}", Status::help())
@@ -77,7 +103,7 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "HOST:PORT[,...][/CHROOT]")]
     pub zookeeper: Option<String>,
 
-    /// Kafka brokers (or bootstrap.servers in --command-config); describe, reset, migrate and delete --stale need them
+    /// Kafka brokers (or bootstrap.servers in --command-config); describe, reset, migrate, compare and delete --stale need them
     #[arg(long, global = true, value_name = "HOST:PORT[,...]")]
     pub bootstrap_servers: Option<String>,
 
@@ -89,7 +115,7 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "GROUP")]
     pub group: Option<String>,
 
-    /// Where the group's offsets are kept: zookeeper (the default) or kafka, Kafka's group store, which needs no --zookeeper (or offsetkeeper.store in --command-config)
+    /// Where the group's offsets are kept: zookeeper (the default) or kafka, Kafka's group store, which needs no --zookeeper (or offsetkeeper.store in --command-config); compare reads both
     #[arg(long, global = true, value_name = "zookeeper|kafka")]
     pub store: Option<String>,
 
@@ -155,12 +181,17 @@ Examples:
 
     /// Copy offsets between ZooKeeper and Kafka's own group offsets (a dry run unless --execute)
     #[command(after_help = "\
-Copies the offsets as they are. Committing to Kafka is refused while the Kafka group has
-active members.
+Copies the offsets as they are. Refused, nothing written, while a job holds the group: an
+instance registered under <base>/<group>/ids in ZooKeeper, or a live member of the Kafka group;
+a dry run says it would be refused. Stop the job first.
 
 Example:
   offsetkeeper --zookeeper zk:2181 --bootstrap-servers kafka:9092 --group my-job migrate --to-kafka --all-topics --execute")]
     Migrate(MigrateArgs),
+
+    /// Show each partition's offset in ZooKeeper beside its offset in Kafka's group store, with a verdict; exit status 3 when they differ
+    #[command(after_help = COMPARE_NOTES)]
+    Compare(CompareArgs),
 }
 
 /// `--topic` values: a topic, optionally with a list of its partitions.
@@ -396,6 +427,21 @@ pub struct DeleteArgs {
     /// Only show what would change; the default without --execute
     #[arg(long, conflicts_with = "execute")]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("scope").required(true).args(["topic", "all_topics"])))]
+pub struct CompareArgs {
+    /// A topic, optionally with some of its partitions; repeat for more
+    #[arg(long, value_name = "TOPIC[:P,P...]", value_parser = parse_topic_spec)]
+    pub topic: Vec<TopicSpec>,
+
+    /// Every topic the group has offsets for in either store
+    #[arg(long)]
+    pub all_topics: bool,
+
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -669,6 +715,15 @@ mod tests {
                 "'oldest'",
             ),
             (&["describe"][..], "required"),
+            (&["compare"][..], "required"),
+            (
+                &["compare", "--topic", "t", "--all-topics"][..],
+                "cannot be used with",
+            ),
+            (
+                &["compare", "--all-topics", "--format", "prometheus"][..],
+                "'prometheus'",
+            ),
             (&["migrate", "--all-topics"][..], "required"),
             (
                 &["migrate", "--to-kafka", "--from-kafka", "--all-topics"][..],

@@ -2,7 +2,7 @@
 //! with `--execute`. Tables, CSV and JSON go to stdout; notes about what was (not) done go to
 //! stderr, so that stdout can be redirected to a file.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -10,16 +10,17 @@ use offsetkeeper::config::ZOOKEEPER_CONNECT;
 use offsetkeeper::names::{check_base_path, check_name};
 use offsetkeeper::sasl::SaslProviderHandle;
 use offsetkeeper::{
-    lag, CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, Recreated, Store, Stored,
-    Surveyed, TopicPartition, ZkConfig,
+    lag, CommitSummary, Error, KafkaSettings, KeeperConfig, OffsetKeeper, PartitionRange,
+    Recreated, Store, Stored, Surveyed, TopicPartition, ZkConfig,
 };
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::args::{
-    merge_topic_specs, Cli, Command, Connection, DeleteArgs, DescribeArgs, ExportArgs, ImportArgs,
-    ListGroupsArgs, MigrateArgs, PlanExport, ResetArgs, TopicSpec,
+    merge_topic_specs, Cli, Command, CompareArgs, Connection, DeleteArgs, DescribeArgs, ExportArgs,
+    ImportArgs, ListGroupsArgs, MigrateArgs, PlanExport, ResetArgs, TopicSpec,
 };
+use crate::compare::{verdict_text, Verdict};
 use crate::files::{
     detect_format, format_csv, format_zk_lines, parse_csv, parse_properties, parse_zk_lines, Entry,
     OffsetFormat,
@@ -56,6 +57,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Import(args) => import(&cx, args),
         Command::Delete(args) => delete(&cx, args),
         Command::Migrate(args) => migrate(&cx, args),
+        Command::Compare(args) => compare(&cx, args),
     }
 }
 
@@ -110,7 +112,14 @@ impl Context {
             .rev()
             .find(|(key, _)| key == "offsetkeeper.store")
         {
-            Some((_, value)) => Store::parse(value).map_err(|err| Failure::usage(reason(err)))?,
+            Some((_, value)) => match Store::parse(value).map_err(|err| Failure::usage(reason(err)))? {
+                (store, None) => store,
+                (_, Some(_)) => {
+                    return Err(Failure::usage(format!(
+                        "offsetkeeper.store '{value}': the tool works on one store at a time (zookeeper or kafka); `compare` reads both"
+                    )))
+                }
+            },
             None => Store::default(),
         };
         let connect_given = properties
@@ -183,12 +192,21 @@ impl Context {
     }
 
     fn with_kafka(&self, command: &str) -> Result<OffsetKeeper, Failure> {
+        operators_keeper(self.config(command)?)
+    }
+
+    /// A keeper of `store` whatever `--store` says: `compare` reads both stores, `migrate`
+    /// asks Kafka's group store who holds the group.
+    fn keeper_of(&self, store: Store, command: &str) -> Result<OffsetKeeper, Failure> {
+        if store == Store::ZooKeeper && self.zookeeper.connect.trim().is_empty() {
+            return Err(Failure::usage(format!(
+                "{command} needs ZooKeeper: give --zookeeper host:port[,host:port...][/chroot] (or zookeeper.connect in --command-config)"
+            )));
+        }
         let mut config = self.config(command)?;
-        // An operator's tool: it never takes a running job's partitions.
-        config.ownership.enabled = false;
-        // An operator must see a commit that did not go through fail, never deferred.
-        config.commit_outage_tolerance = Duration::ZERO;
-        Ok(OffsetKeeper::open(config)?)
+        config.store = store;
+        config.mirror = None;
+        operators_keeper(config)
     }
 
     /// The configuration of the command line and the command config, as a job's keeper reads
@@ -215,6 +233,15 @@ impl Context {
     fn kafka_settings(&self, command: &str) -> Result<KafkaSettings, Failure> {
         Ok(self.config(command)?.kafka)
     }
+}
+
+/// A keeper of the configuration, as an operator's tool uses one.
+fn operators_keeper(mut config: KeeperConfig) -> Result<OffsetKeeper, Failure> {
+    // An operator's tool: it never takes a running job's partitions.
+    config.ownership.enabled = false;
+    // An operator must see a commit that did not go through fail, never deferred.
+    config.commit_outage_tolerance = Duration::ZERO;
+    Ok(OffsetKeeper::open(config)?)
 }
 
 /// `describe --format json`.
@@ -788,6 +815,46 @@ struct Migration<'a> {
 }
 
 impl Migration<'_> {
+    /// Refuses while a job holds either group, whichever way the copy goes: a running job goes
+    /// on from the offsets it holds and writes over the copy. A dry run says it would refuse.
+    fn refuse_while_held(&self) -> Outcome {
+        let (group, kafka_group) = (self.group, self.kafka_group);
+        let mut holders = Vec::new();
+        let instances = self.keeper.active_instances(group)?;
+        if !instances.is_empty() {
+            holders.push(format!(
+                "ZooKeeper group '{group}' has {} instance(s) registered: {}",
+                instances.len(),
+                instances.join(", ")
+            ));
+        }
+        // The members of the Kafka group, which the Kafka store's keeper lists as its active
+        // instances.
+        let members = self
+            .cx
+            .keeper_of(Store::Kafka, "migrate")?
+            .active_instances(kafka_group)?;
+        if !members.is_empty() {
+            holders.push(format!(
+                "Kafka group '{kafka_group}' has {} active member(s): {}",
+                members.len(),
+                members.join("; ")
+            ));
+        }
+        if holders.is_empty() {
+            return Ok(());
+        }
+        let held = holders.join(", and ");
+        let message = if self.args.execute {
+            format!("migrate refused: {held}; stop the job first, nothing written")
+        } else {
+            format!(
+                "dry run: nothing written; --execute would be refused: {held}; stop the job first"
+            )
+        };
+        Err(Failure::failed(message))
+    }
+
     fn copy_to_kafka(&self) -> Outcome {
         let (group, kafka_group, args) = (self.group, self.kafka_group, self.args);
         let specs = scope(self.cx, self.keeper, group, &args.topic, args.all_topics)?;
@@ -826,6 +893,7 @@ impl Migration<'_> {
             ]);
         }
         emit(&rows.table());
+        self.refuse_while_held()?;
         if args.execute {
             let offsets: Vec<(TopicPartition, i64)> =
                 usable.iter().map(|(tp, o, _)| (tp.clone(), *o)).collect();
@@ -872,6 +940,7 @@ impl Migration<'_> {
             }
         }
         emit(&write_plan(self.keeper, group, &topics, &committed)?.table());
+        self.refuse_while_held()?;
         if args.execute {
             let summary = self.keeper.commit(group, &committed)?;
             eprintln!(
@@ -885,6 +954,164 @@ impl Migration<'_> {
         }
         Ok(())
     }
+}
+
+/// `compare --format json`.
+#[derive(Serialize)]
+struct Comparison<'a> {
+    group: &'a str,
+    /// The partitions whose stores do not agree (exit status 3 when any).
+    differing: usize,
+    partitions: Objects<'a>,
+}
+
+/// One partition as each store holds it.
+struct Compared {
+    partition: TopicPartition,
+    zookeeper: Stored,
+    kafka: Stored,
+    /// `None` for a partition the brokers no longer have.
+    range: Option<PartitionRange>,
+}
+
+fn compare(cx: &Context, args: CompareArgs) -> Outcome {
+    let group = cx.group("compare")?;
+    let zookeeper = cx.keeper_of(Store::ZooKeeper, "compare")?;
+    let kafka = cx.keeper_of(Store::Kafka, "compare")?;
+    let specs = if args.all_topics {
+        let mut topics: BTreeSet<String> = zookeeper.stored_topics(group)?.into_iter().collect();
+        topics.extend(kafka.stored_topics(group)?);
+        if topics.is_empty() {
+            return Err(Failure::failed(format!(
+                "group '{group}' has no stored offsets, neither under {} in ZooKeeper nor in Kafka's group store",
+                cx.base_path()
+            )));
+        }
+        all_partitions(topics.into_iter().collect())
+    } else {
+        merge_topic_specs(&args.topic)
+    };
+    let compared = compare_stores(group, &specs, &zookeeper, &kafka)?;
+    let mut rows = Rows::new(&[
+        "TOPIC",
+        "PARTITION",
+        "ZOOKEEPER",
+        "KAFKA",
+        "EARLIEST",
+        "LATEST",
+        "VERDICT",
+    ]);
+    let mut differing = 0;
+    for c in &compared {
+        let (in_zookeeper, in_kafka) = (offset_of(&c.zookeeper), offset_of(&c.kafka));
+        if !Verdict::of(in_zookeeper, in_kafka).agrees() {
+            differing += 1;
+        }
+        rows.push(vec![
+            Value::from(&*c.partition.topic),
+            Value::from(c.partition.partition),
+            stored_cell(&c.zookeeper),
+            stored_cell(&c.kafka),
+            c.range.map(|r| r.earliest).into(),
+            c.range.map(|r| r.latest).into(),
+            Value::from(verdict_text(in_zookeeper, in_kafka, c.range)),
+        ]);
+    }
+    emit(&rows.render(args.format, |partitions| Comparison {
+        group,
+        differing,
+        partitions,
+    }));
+    if differing > 0 {
+        return Err(Failure::differs(format!(
+            "group '{group}': {differing} of {} partition(s) differ between ZooKeeper and Kafka's group store",
+            compared.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Both stores' offsets of the specs' partitions with the brokers' ranges, in the order of the
+/// topics, then partition order. A topic stored in neither store nor on the brokers is an error,
+/// as in `describe`.
+fn compare_stores(
+    group: &str,
+    specs: &[TopicSpec],
+    zookeeper: &OffsetKeeper,
+    kafka: &OffsetKeeper,
+) -> Result<Vec<Compared>, Failure> {
+    let topics = topic_names(specs);
+    let (in_zookeeper, mut unknown) = survey_known(zookeeper, group, &topics)?;
+    let (in_kafka, _) = survey_known(kafka, group, &topics)?;
+    let mut by_partition: BTreeMap<(usize, i32), Compared> = BTreeMap::new();
+    let surveyed = in_zookeeper
+        .into_iter()
+        .map(|s| (Store::ZooKeeper, s))
+        .chain(in_kafka.into_iter().map(|s| (Store::Kafka, s)));
+    for (store, s) in surveyed {
+        let topic_at = topics
+            .iter()
+            .position(|t| **t == *s.partition.topic)
+            .unwrap_or(usize::MAX);
+        let c = by_partition
+            .entry((topic_at, s.partition.partition))
+            .or_insert_with(|| Compared {
+                partition: s.partition.clone(),
+                zookeeper: Stored::Missing,
+                kafka: Stored::Missing,
+                range: None,
+            });
+        // Both surveys ask the same brokers; the first range read stands.
+        c.range = c.range.or(s.range);
+        match store {
+            Store::ZooKeeper => c.zookeeper = s.stored,
+            Store::Kafka => c.kafka = s.stored,
+        }
+    }
+    let compared: Vec<Compared> = by_partition.into_values().collect();
+    for topic in &topics {
+        if !compared.iter().any(|c| *c.partition.topic == **topic) {
+            return Err(match unknown.remove(topic) {
+                Some(err) => Failure::from(err),
+                None => Failure::failed(format!(
+                    "unknown topic '{topic}': neither stored for group '{group}' nor on the brokers"
+                )),
+            });
+        }
+    }
+    select(
+        compared,
+        specs,
+        |c| &c.partition,
+        "stored or on the brokers",
+    )
+}
+
+/// A store's survey of the topics, leaving out those neither stored there nor on the brokers
+/// (the other store may hold them): they come back with their errors.
+fn survey_known(
+    keeper: &OffsetKeeper,
+    group: &str,
+    topics: &[String],
+) -> Result<(Vec<Surveyed>, HashMap<String, Error>), Failure> {
+    let mut topics = topics.to_vec();
+    let mut unknown = HashMap::new();
+    // Each round leaves out one topic: it ends.
+    while !topics.is_empty() {
+        match keeper.survey(group, &topics) {
+            Ok(surveyed) => return Ok((surveyed, unknown)),
+            Err(Error::UnknownTopic { topic, bootstrap }) if topics.contains(&topic) => {
+                topics.retain(|t| *t != topic);
+                let err = Error::UnknownTopic {
+                    topic: topic.clone(),
+                    bootstrap,
+                };
+                unknown.insert(topic, err);
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok((Vec::new(), unknown))
 }
 
 /// The table of offsets to write into a ZooKeeper group, beside what it stores for `topics`.

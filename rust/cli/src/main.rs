@@ -4,6 +4,7 @@
 
 mod args;
 mod commands;
+mod compare;
 mod datetime;
 mod files;
 mod kerberos;
@@ -21,10 +22,14 @@ use clap::Parser;
 
 use args::Cli;
 
+/// `compare`'s exit status when the stores differ: the command worked, its answer is no.
+pub const DIFFERS: u8 = 3;
+
 /// Why the tool stops with a non-zero status: the message is printed as one line.
 #[derive(Debug)]
 pub struct Failure {
-    /// 1: an operation failed; 2: the command line is wrong.
+    /// 1: an operation failed; 2: the command line is wrong; 3 ([`DIFFERS`]): `compare` found
+    /// the stores differ.
     pub code: u8,
     pub message: String,
 }
@@ -42,6 +47,14 @@ impl Failure {
     pub fn usage(message: impl Into<String>) -> Failure {
         Failure {
             code: 2,
+            message: message.into(),
+        }
+    }
+
+    /// `compare` found the stores differ: not an error, so its line has no `error: `.
+    pub fn differs(message: impl Into<String>) -> Failure {
+        Failure {
+            code: DIFFERS,
             message: message.into(),
         }
     }
@@ -86,7 +99,11 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {}", one_line(&failure.message));
+            if failure.code == DIFFERS {
+                eprintln!("{}", one_line(&failure.message));
+            } else {
+                eprintln!("error: {}", one_line(&failure.message));
+            }
             ExitCode::from(failure.code)
         }
     }

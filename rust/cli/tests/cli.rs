@@ -11,8 +11,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jiff::tz::{offset, TimeZone};
 use jiff::Timestamp;
+use offsetkeeper::{OffsetKeeper, Store, TopicPartition};
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use support::{capabilities, cluster, offset_path, unique, Cluster, Kafka, Zk};
+use support::{
+    capabilities, cluster, keeper, keeper_with, offset_path, unique, Cluster, Kafka, Zk,
+};
 
 /// What one run of the binary did.
 #[derive(Debug)]
@@ -1203,6 +1206,36 @@ fn migrate_to_kafka_is_refused_while_the_kafka_group_is_active() {
     drop(consumer);
 }
 
+/// `migrate` is refused while a job holds the ZooKeeper group (a keeper with ownership on that
+/// loaded it), naming its instance, with `--execute` and in a dry run; nothing reaches Kafka.
+/// Once the job has gone it copies.
+#[test]
+fn migrate_is_refused_while_a_job_holds_the_zookeeper_group() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("held");
+    let topic = topic_with(&kafka, "held", 1, 5);
+    let t = topic.as_str();
+    zk.put(&offset_path(&group, t, 0), b"2");
+    let job = keeper(&cluster);
+    job.load(&group, std::slice::from_ref(&topic)).expect("load");
+    let instances = zk.children(&format!("/consumers/{group}/ids"));
+    assert_eq!(instances.len(), 1, "{instances:?}");
+
+    let migrate = ["--group", &group, "migrate", "--to-kafka", "--topic", t];
+    let execute = [&migrate[..], &["--execute"]].concat();
+    let out = fails(run(&cluster, &execute), 1, "migrate refused");
+    assert!(out.stderr.contains(&instances[0]), "{out:?}");
+    assert!(out.stderr.contains("stop the job first"), "{out:?}");
+    assert_eq!(kafka.group_offsets(&group, t, &[0]), vec![None]);
+    fails(run(&cluster, &migrate), 1, "--execute would be refused");
+    assert_eq!(kafka.group_offsets(&group, t, &[0]), vec![None]);
+
+    drop(job);
+    ok(run(&cluster, &execute));
+    assert_eq!(kafka.group_offsets(&group, t, &[0]), vec![Some(2)]);
+}
+
 #[test]
 fn error_paths_exit_non_zero_with_one_line() {
     let cluster = cluster();
@@ -1650,6 +1683,7 @@ fn every_subcommand_has_help_with_an_example() {
         "import",
         "delete",
         "migrate",
+        "compare",
     ] {
         let out = ok(raw(&[command, "--help"]));
         assert!(out.stdout.contains("Example"), "{command}: {out:?}");
@@ -2356,4 +2390,101 @@ fn every_offsets_command_works_on_kafkas_group_store_without_zookeeper() {
     assert_ne!(refused.code, 0, "{refused:?}");
     drop(consumer);
     assert_eq!(kafka.group_offsets(&group, t, &[0, 1]), left);
+}
+
+/// A keeper of one store that never owns the group: it commits there as a job would.
+fn store_keeper(cluster: &Cluster, store: Store) -> OffsetKeeper {
+    keeper_with(cluster, &[], |config| {
+        config.store = store;
+        config.ownership.enabled = false;
+        config.commit_outage_tolerance = Duration::ZERO;
+    })
+}
+
+/// `compare` of what keepers of each store committed: the table's verdicts and exit status 3
+/// while the stores differ, the same in JSON, and exit status 0 once they agree.
+#[test]
+fn compare_shows_both_stores_and_exits_3_until_they_agree() {
+    let cluster = cluster();
+    let kafka = Kafka::new(&cluster);
+    let group = unique("cmp");
+    let topic = topic_with(&kafka, "cmp", 3, 10);
+    let t = topic.as_str();
+    let tp = |partition: i32| TopicPartition::new(t, partition);
+    let in_zookeeper = store_keeper(&cluster, Store::ZooKeeper);
+    let in_kafka = store_keeper(&cluster, Store::Kafka);
+    in_zookeeper
+        .commit(&group, &[(tp(0), 5), (tp(1), 7), (tp(2), 6)])
+        .expect("commit to ZooKeeper");
+    in_kafka
+        .commit(&group, &[(tp(0), 5), (tp(1), 4)])
+        .expect("commit to Kafka");
+    // Each row's words joined again: a verdict is several words.
+    let table = |done: &Run| -> Vec<String> {
+        rows(&done.stdout)
+            .iter()
+            .map(|words| words.join(" "))
+            .collect()
+    };
+
+    let compare = ["--group", &group, "compare", "--topic", t];
+    let out = fails(
+        run(&cluster, &compare),
+        3,
+        "2 of 3 partition(s) differ between ZooKeeper and Kafka's group store",
+    );
+    assert!(!out.stderr.starts_with("error"), "{out:?}");
+    let header = "PARTITION  ZOOKEEPER  KAFKA  EARLIEST  LATEST  VERDICT\n";
+    assert!(out.stdout.contains(header), "{out:?}");
+    assert_eq!(
+        table(&out),
+        [
+            format!("{t} 0 5 5 0 10 equal"),
+            format!("{t} 1 7 4 0 10 kafka behind by 3"),
+            format!("{t} 2 6 - 0 10 only in zookeeper"),
+        ],
+        "{out:?}"
+    );
+    // --all-topics: the topics stored in either store, here the one.
+    let all = fails(
+        run(&cluster, &["--group", &group, "compare", "--all-topics"]),
+        3,
+        "2 of 3 partition(s) differ",
+    );
+    assert_eq!(all.stdout, out.stdout);
+    let json = fails(
+        run(&cluster, &[&compare[..], &["--format", "json"]].concat()),
+        3,
+        "2 of 3 partition(s) differ",
+    );
+    let document: serde_json::Value = serde_json::from_str(&json.stdout).expect("one document");
+    let expected = serde_json::json!({
+        "group": group,
+        "differing": 2,
+        "partitions": [
+            {"topic": t, "partition": 0, "zookeeper": 5, "kafka": 5,
+             "earliest": 0, "latest": 10, "verdict": "equal"},
+            {"topic": t, "partition": 1, "zookeeper": 7, "kafka": 4,
+             "earliest": 0, "latest": 10, "verdict": "kafka behind by 3"},
+            {"topic": t, "partition": 2, "zookeeper": 6, "kafka": null,
+             "earliest": 0, "latest": 10, "verdict": "only in zookeeper"}
+        ]
+    });
+    assert_eq!(document, expected, "{json:?}");
+
+    // Kafka catches up: the stores agree, exit status 0 and nothing on stderr.
+    in_kafka
+        .commit(&group, &[(tp(1), 7), (tp(2), 6)])
+        .expect("commit to Kafka");
+    let out = ok(run(&cluster, &compare));
+    assert_eq!(
+        table(&out),
+        [
+            format!("{t} 0 5 5 0 10 equal"),
+            format!("{t} 1 7 7 0 10 equal"),
+            format!("{t} 2 6 6 0 10 equal"),
+        ],
+        "{out:?}"
+    );
+    assert_eq!(out.stderr, "", "{out:?}");
 }

@@ -74,6 +74,7 @@ fn commands<'a>(
         ]),
         with(&["--group", group, "delete", "--topic", topic, "--execute"]),
         with(&["--group", group, "migrate", "--to-kafka", "--topic", topic]),
+        with(&["--group", group, "compare", "--topic", topic]),
     ]
 }
 
