@@ -36,6 +36,9 @@ import org.apache.spark.streaming.kafka010.OffsetRange;
  * way hand-written offset code does (the job users run today, which crashes or loses data). The
  * raw job is only ever run to show how it starts, so it commits nothing: the offsetkeeper run
  * after it meets the same stored offsets.
+ *
+ * <p>Run in the tests' JVM ({@link #run}), or as a driver JVM of its own ({@link #main}) for a
+ * test that kills it.
  */
 public final class StreamingJob {
     /**
@@ -53,6 +56,8 @@ public final class StreamingJob {
     private final Offsets source;
     private final Map<String, Object> kafkaOverrides = new HashMap<>();
     private boolean subscribe;
+    private String store;
+    private boolean printsBatches;
 
     public StreamingJob(Cluster cluster, String group, List<String> topics, Offsets source) {
         this.cluster = cluster;
@@ -74,6 +79,18 @@ public final class StreamingJob {
     /** Subscribes even on Kafka's group store, as a job moved there unchanged would. */
     public StreamingJob withSubscribe() {
         subscribe = true;
+        return this;
+    }
+
+    /**
+     * With {@link Offsets#OFFSETKEEPER}: keeps the offsets where {@code offsetkeeper.store} says,
+     * one of the four phases of a move from ZooKeeper to Kafka's group store
+     * (docs/migration.md): {@code zookeeper}, {@code zookeeper,kafka}, {@code kafka,zookeeper}
+     * or {@code kafka} (the only one without {@code zookeeper(...)}). The job then uses
+     * {@code Assign} in every phase, as a job being moved must from phase 2 on.
+     */
+    public StreamingJob withStore(String store) {
+        this.store = store;
         return this;
     }
 
@@ -193,7 +210,14 @@ public final class StreamingJob {
         OffsetKeeper keeper;
         switch (source) {
             case OFFSETKEEPER:
-                keeper = OffsetKeeper.builder().zookeeper(cluster.zookeeper).kafkaParams(params).build();
+                OffsetKeeper.Builder builder = OffsetKeeper.builder().kafkaParams(params);
+                if (!"kafka".equals(store)) {
+                    builder.zookeeper(cluster.zookeeper);
+                }
+                if (store != null) {
+                    builder.property("offsetkeeper.store", store);
+                }
+                keeper = builder.build();
                 break;
             case KAFKA_STORE:
                 keeper = OffsetKeeper.builder().kafkaStore().kafkaParams(params).build();
@@ -201,6 +225,7 @@ public final class StreamingJob {
             default:
                 keeper = null;
         }
+        boolean prints = printsBatches;
         JavaStreamingContext ssc = new JavaStreamingContext(spark(), Durations.milliseconds(500));
         Throwable failure = null;
         LoadReport report = null;
@@ -212,9 +237,13 @@ public final class StreamingJob {
             } else {
                 fromOffsets = readRawOffsets();
             }
+            if (prints) {
+                System.out.println("LOADED " + fromOffsets);
+                System.out.flush();
+            }
             JavaInputDStream<ConsumerRecord<String, String>> stream = KafkaUtils.createDirectStream(
                     ssc, LocationStrategies.PreferConsistent(),
-                    source == Offsets.KAFKA_STORE && !subscribe
+                    (source == Offsets.KAFKA_STORE || store != null) && !subscribe
                             ? ConsumerStrategies.<String, String>Assign(fromOffsets.keySet(), params, fromOffsets)
                             : ConsumerStrategies.<String, String>Subscribe(topics, params, fromOffsets));
             stream.foreachRDD(rdd -> {
@@ -224,12 +253,22 @@ public final class StreamingJob {
                 OffsetRange[] ranges = ((HasOffsetRanges) rdd.rdd()).offsetRanges();
                 List<Record> batch = rdd.map(Record::of).collect();
                 processed.addAll(batch);
+                if (prints && !batch.isEmpty()) {
+                    // Before the commit: a driver killed at any point has said what it processed.
+                    System.out.println("PROCESSED " + batch);
+                    System.out.flush();
+                }
                 if (crashBeforeCommit && !batch.isEmpty()) {
                     dead.set(true);
                     return;
                 }
                 if (keeper != null) {
-                    keeper.commit(SparkOffsets.untilOffsets(ranges));
+                    Map<TopicPartition, Long> until = SparkOffsets.untilOffsets(ranges);
+                    keeper.commit(until);
+                    if (prints) {
+                        System.out.println("COMMITTED " + until);
+                        System.out.flush();
+                    }
                 }
             });
             ssc.start();
@@ -246,6 +285,27 @@ public final class StreamingJob {
             }
         }
         return new Run(snapshot(processed), report, failure);
+    }
+
+    /**
+     * The job as a driver JVM of its own, for a test that kills it with SIGKILL
+     * ({@code MoveBetweenStoresTest}): offsetkeeper on the stores {@code store} names
+     * ({@link #withStore}), run until the JVM is killed. Prints {@code PID <pid>} first,
+     * {@code LOADED <offsets>} after the load, and for each batch that holds records
+     * {@code PROCESSED <records>} before its commit and {@code COMMITTED <offsets>} after it (also
+     * for an empty batch), so that what the driver processed is known however it dies;
+     * {@code FAILED <failure>} when the job fails. Arguments: zookeeper bootstrap group topic store.
+     */
+    public static void main(String[] args) {
+        System.out.println("PID " + ProcessHandle.current().pid());
+        System.out.flush();
+        StreamingJob job = new StreamingJob(new Cluster(args[0], args[1]), args[2],
+                Collections.singletonList(args[3]), Offsets.OFFSETKEEPER).withStore(args[4]);
+        job.printsBatches = true;
+        Run run = job.run(processed -> false, Duration.ofDays(1), false);
+        System.out.println(run.failure == null ? "STOPPED" : "FAILED " + run.failureText());
+        System.out.flush();
+        System.exit(run.failure == null ? 0 : 1);
     }
 
     private static List<Record> snapshot(List<Record> processed) {
