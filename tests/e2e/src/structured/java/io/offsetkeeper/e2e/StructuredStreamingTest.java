@@ -5,8 +5,11 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
+import io.offsetkeeper.Action;
+import io.offsetkeeper.LoadReport;
 import io.offsetkeeper.OffsetKeeper;
 import io.offsetkeeper.PartitionLag;
+import io.offsetkeeper.PartitionReport;
 import io.offsetkeeper.spark.SparkOffsetKeeper;
 import io.offsetkeeper.spark.ZooKeeperProgressListener;
 import java.io.File;
@@ -39,7 +42,9 @@ import scala.collection.JavaConverters;
  * Structured Streaming: the query starts at the validated offsets ({@code startingOffsetsJson}),
  * its progress is mirrored into ZooKeeper ({@link ZooKeeperProgressListener}), a restart with its
  * checkpoint continues from the checkpoint, and a restart with the checkpoint deleted continues
- * from ZooKeeper; every record Kafka still holds reaches the sink exactly once.
+ * from ZooKeeper; every record Kafka still holds reaches the sink exactly once. The same start
+ * after a purge with the offsets in Kafka's group store ({@code kafkaStore()}), whose commits
+ * Kafka's AdminClient reads back.
  */
 public class StructuredStreamingTest {
     private static final long WAIT_MS = 90_000;
@@ -83,6 +88,15 @@ public class StructuredStreamingTest {
         params.put("group.id", group);
         params.put("auto.offset.reset", "earliest"); // where a partition with nothing stored starts
         return OffsetKeeper.builder().zookeeper(cluster.zookeeper).kafkaParams(params).build();
+    }
+
+    /** The same job's keeper on Kafka's group store ({@code kafkaStore()}): no ZooKeeper setting. */
+    private static OffsetKeeper kafkaStoreKeeper(String group) {
+        Map<String, Object> params = new HashMap<>();
+        params.put("bootstrap.servers", cluster.bootstrap);
+        params.put("group.id", group);
+        params.put("auto.offset.reset", "earliest");
+        return OffsetKeeper.builder().kafkaStore().kafkaParams(params).build();
     }
 
     /** The job: a Kafka source at {@code startingOffsets}, 40 records per partition a batch. */
@@ -348,6 +362,97 @@ public class StructuredStreamingTest {
             }
         }
         drain();
+    }
+
+    @Test
+    public void startsFromKafkasGroupStoreAfterAPurgeAndMirrorsItsProgressThere() throws Exception {
+        String topic = "ss-kafka-store-" + System.currentTimeMillis() % 1_000_000;
+        String group = topic + "-group";
+        List<String> topics = Collections.singletonList(topic);
+        cluster.createTopic(topic, 2);
+        cluster.produce(topic, 0, 100);
+        cluster.produce(topic, 1, 100);
+        // What the job committed to Kafka's group store when it stopped, then retention purged
+        // partition 0 past it.
+        try (OffsetKeeper previous = kafkaStoreKeeper(group)) {
+            previous.load(topics);
+            Map<org.apache.kafka.common.TopicPartition, Long> stored = new HashMap<>();
+            stored.put(new org.apache.kafka.common.TopicPartition(topic, 0), 30L);
+            stored.put(new org.apache.kafka.common.TopicPartition(topic, 1), 40L);
+            assertEquals(2, previous.commit(stored).written());
+        }
+        assertEquals(Long.valueOf(30), cluster.groupOffset(group, topic, 0));
+        assertEquals(Long.valueOf(40), cluster.groupOffset(group, topic, 1));
+        cluster.deleteRecords(topic, 0, 60);
+        assertEquals(60, cluster.earliest(topic, 0));
+        long end0 = cluster.latest(topic, 0);
+        long end1 = cluster.latest(topic, 1);
+        assertEquals(100, end0);
+        assertEquals(100, end1);
+
+        drain();
+        List<String> seen;
+        try (OffsetKeeper keeper = kafkaStoreKeeper(group)) {
+            LoadReport report = keeper.loadWithReport(topics);
+            PartitionReport p0 = report.partitions().get(0);
+            assertEquals(p0.toString(), Action.RESET_BELOW_RANGE, p0.action());
+            assertEquals(p0.toString(), 60, p0.chosen());
+            assertEquals(p0.toString(), 30, p0.recordsLost());
+            PartitionReport p1 = report.partitions().get(1);
+            assertEquals(p1.toString(), Action.KEPT, p1.action());
+            assertEquals(p1.toString(), 40, p1.chosen());
+            String json = report.startingOffsetsJson();
+            assertEquals("{\"" + topic + "\":{\"0\":60,\"1\":40}}", json);
+            // Each batch's end offsets go through the keeper's commit, into Kafka's group store.
+            // The source's consumers keep Spark's generated group ids (no kafka.group.id): a
+            // consumer joining the group the keeper holds would be refused by the coordinator.
+            ZooKeeperProgressListener listener = new ZooKeeperProgressListener(keeper);
+            spark.streams().addListener(listener);
+            StreamingQuery query = startQuery(topic, json, tempDir("kafka-store-"));
+            try {
+                waitFor(() -> {
+                    if (listener.failures() > 0) {
+                        throw new AssertionError(listener.failures() + " commit(s) to Kafka's group store failed"
+                                + " (logged at WARN under offsetkeeper.spark.progress)");
+                    }
+                    return Long.valueOf(end0).equals(cluster.groupOffset(group, topic, 0))
+                            && Long.valueOf(end1).equals(cluster.groupOffset(group, topic, 1));
+                }, query, "Kafka's group store to hold " + end0 + "/" + end1 + " for " + group);
+            } finally {
+                query.stop();
+                spark.streams().removeListener(listener);
+            }
+            assertEquals("failed commits", 0, listener.failures());
+            // 40 + 60 records, 80 a batch at most: at least two batches, each committed.
+            assertTrue("commits: " + listener.commits(), listener.commits() >= 2);
+            seen = drain();
+        }
+
+        // The first record read of the purged partition is the earliest Kafka still holds, of the
+        // other the committed one; then every remaining record once.
+        assertEquals(seen.toString(), "0:60", seen.stream().filter(s -> s.startsWith("0:")).findFirst().orElse(null));
+        assertEquals(seen.toString(), "1:40", seen.stream().filter(s -> s.startsWith("1:")).findFirst().orElse(null));
+        List<String> expected = new ArrayList<>(range(0, 60, 100));
+        expected.addAll(range(1, 40, 100));
+        assertEquals(new TreeSet<>(expected), new TreeSet<>(seen));
+        assertEquals("duplicates", expected.size(), seen.size());
+
+        // Kafka's AdminClient reads the query's end offsets from the group store, with the
+        // keeper's commit metadata; ZooKeeper holds nothing of the group.
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> committed =
+                cluster.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                        .get(60, TimeUnit.SECONDS);
+        for (int p = 0; p < 2; p++) {
+            org.apache.kafka.clients.consumer.OffsetAndMetadata offset =
+                    committed.get(new org.apache.kafka.common.TopicPartition(topic, p));
+            assertNotNull("Kafka's group store holds no offset of partition " + p + ": " + committed, offset);
+            assertEquals(committed.toString(), 100, offset.offset());
+            assertTrue(offset.metadata(), offset.metadata().startsWith("{\"offsetkeeper\":1,\"topic_id\":\""));
+        }
+        assertFalse("ZooKeeper holds offsets of " + group, cluster.exists("/consumers/" + group));
+        System.out.println("offsetkeeper-e2e: structured streaming on Kafka's group store: " + seen.size()
+                + " records read from 0:60 (30 lost to the purge) and 1:40, none twice; AdminClient reads "
+                + committed.size() + " committed offsets of " + group);
     }
 
     private static void deleteRecursively(File file) {
