@@ -61,6 +61,18 @@ impl<V> PartitionMap<V> {
     }
 }
 
+impl<V> PartitionMap<V> {
+    /// Every value with its partition; topics in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (TopicPartition, &V)> + '_ {
+        self.topics.iter().flat_map(|(topic, slots)| {
+            let name: std::sync::Arc<str> = std::sync::Arc::from(topic.as_str());
+            slots.iter().map(move |(partition, value)| {
+                (TopicPartition::new(name.clone(), partition), value)
+            })
+        })
+    }
+}
+
 impl<V: Default> PartitionMap<V> {
     pub(crate) fn entry_or_default(&mut self, tp: &TopicPartition) -> &mut V {
         self.topic_mut(&tp.topic).entry_or_default(tp.partition)
@@ -146,6 +158,16 @@ impl<V> Slots<V> {
             Some(i) => self.dense[i].take(),
             None => self.sparse.remove(&partition),
         }
+    }
+
+    /// Every value with its partition number.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (i32, &V)> + '_ {
+        let dense = self
+            .dense
+            .iter()
+            .enumerate()
+            .filter_map(|(i, value)| Some((i32::try_from(i).ok()?, value.as_ref()?)));
+        dense.chain(self.sparse.iter().map(|(p, v)| (*p, v)))
     }
 }
 

@@ -24,8 +24,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rustc_hash::FxHashMap;
-
 use crate::batch::CommitBatch;
 use crate::commit::CommitSummary;
 use crate::config::{KeeperConfig, Ownership};
@@ -36,6 +34,7 @@ use crate::kafka::Brokers;
 use crate::load::{judged, Inspected, Loaded, StalePartition};
 use crate::names::checked_topics;
 use crate::ownership::Identity;
+use crate::partition_map::PartitionMap;
 use crate::recreated::{recreated_by_record_time, Unidentified};
 use crate::runtime::runtime;
 use crate::validate::{Action, OnMissing, PartitionRange, Policy, Recreated, Stored};
@@ -53,10 +52,10 @@ struct GroupState {
     /// The brokers' topic IDs as this keeper last saw them: what commits record.
     topic_ids: HashMap<String, Option<String>>,
     /// What this keeper knows is stored, from its load and its commits.
-    stored: FxHashMap<TopicPartition, i64>,
+    stored: PartitionMap<i64>,
     /// The highest offset this keeper committed or found kept, per partition (monotonic
     /// commits).
-    floors: FxHashMap<TopicPartition, i64>,
+    floors: PartitionMap<i64>,
     /// Offsets of commits deferred during a coordinator outage, the newest per partition.
     deferred: BTreeMap<TopicPartition, i64>,
     outage: Option<(Instant, usize)>,
@@ -245,7 +244,7 @@ impl KafkaStore {
             for report in &loaded.partitions {
                 match (&report.stored, report.decision.action) {
                     (Stored::Offset(offset), Action::Kept) => {
-                        state.floors.insert(report.partition.clone(), *offset);
+                        state.floors.insert(&report.partition, *offset);
                     }
                     _ => {
                         state.floors.remove(&report.partition);
@@ -256,7 +255,7 @@ impl KafkaStore {
                         if report.recreated.is_none()
                             && read.identified.contains(&report.partition) =>
                     {
-                        state.stored.insert(report.partition.clone(), *offset);
+                        state.stored.insert(&report.partition, *offset);
                     }
                     _ => {
                         state.stored.remove(&report.partition);
@@ -390,32 +389,53 @@ impl KafkaStore {
         let owned = self.group(group);
         let mut state = owned.lock();
         let state = &mut *state;
-        // The batch in its order (topic by topic), with the offsets of deferred commits: the
-        // newest of each partition, and those the batch does not name after it.
-        let mut offsets = batch.pairs();
+        // The batch in its order, each topic's known offsets looked up once per run of its
+        // partitions, with the offsets of deferred commits: the newest of each partition, and
+        // those the batch does not name after it.
         let mut deferred = std::mem::take(&mut state.deferred);
-        if !deferred.is_empty() {
-            for (tp, offset) in &mut offsets {
-                if let Some(earlier) = deferred.remove(tp) {
-                    if self.monotonic {
-                        *offset = (*offset).max(earlier);
-                    }
-                }
-            }
-            offsets.extend(deferred);
-        }
         let mut summary = CommitSummary::default();
         let mut skipped = Vec::new();
         let mut entries: Vec<(TopicPartition, i64)> = Vec::new();
-        for (tp, offset) in offsets {
-            let floor = state.floors.get(&tp).copied();
+        let unchanged_counts = state.outage.is_none();
+        // Left out below the floor, counted when stored already, else written; the partition's
+        // name is made only for the ones written or left out.
+        let mut decide = |tp: &dyn Fn() -> TopicPartition,
+                          offset: i64,
+                          floor: Option<i64>,
+                          stored: Option<i64>| {
             if self.monotonic && floor.is_some_and(|floor| offset < floor) {
-                skipped.push(format!("{tp} {offset} < {}", floor.unwrap_or_default()));
-            } else if state.stored.get(&tp) == Some(&offset) && state.outage.is_none() {
+                skipped.push(format!("{} {offset} < {}", tp(), floor.unwrap_or_default()));
+            } else if unchanged_counts && stored == Some(offset) {
                 summary.unchanged += 1;
             } else {
-                entries.push((tp, offset));
+                entries.push((tp(), offset));
             }
+        };
+        for (topic, run) in batch.runs() {
+            let (floors, stored) = (state.floors.topic(topic), state.stored.topic(topic));
+            for entry in run {
+                let partition = batch.partition(entry);
+                let mut offset = batch.offset(entry);
+                let tp = || TopicPartition {
+                    topic: topic.clone(),
+                    partition,
+                };
+                if !deferred.is_empty() {
+                    if let Some(earlier) = deferred.remove(&tp()) {
+                        if self.monotonic {
+                            offset = offset.max(earlier);
+                        }
+                    }
+                }
+                let floor = floors.and_then(|f| f.get(partition)).copied();
+                let known = stored.and_then(|s| s.get(partition)).copied();
+                decide(&tp, offset, floor, known);
+            }
+        }
+        for (tp, offset) in deferred {
+            let floor = state.floors.get(&tp).copied();
+            let known = state.stored.get(&tp).copied();
+            decide(&|| tp.clone(), offset, floor, known);
         }
         summary.skipped = skipped.len();
         if !skipped.is_empty() {
@@ -552,9 +572,9 @@ impl KafkaStore {
         let mut refused = Vec::new();
         for ((tp, offset), code) in entries.iter().zip(&answered) {
             if *code == 0 {
-                state.stored.insert(tp.clone(), *offset);
-                let floor = state.floors.entry(tp.clone()).or_insert(*offset);
-                *floor = (*floor).max(*offset);
+                state.stored.insert(tp, *offset);
+                let floor = state.floors.get(tp).map_or(*offset, |f| (*f).max(*offset));
+                state.floors.insert(tp, floor);
             } else {
                 refused.push((tp, *code));
             }
@@ -656,15 +676,15 @@ impl KafkaStore {
         let now: HashMap<&TopicPartition, i64> =
             fetched.iter().map(|f| (&f.partition, f.offset)).collect();
         if lost.is_some() {
-            for (tp, known) in &state.stored {
-                if now.get(tp) != Some(known) {
+            for (tp, known) in state.stored.iter() {
+                if now.get(&tp) != Some(known) {
                     return Err(conflict(
                         group,
-                        tp,
+                        &tp,
                         &format!(
                             "this keeper lost its membership of the group ({}), and meanwhile someone else committed {} where this keeper had stored {known}; nothing of this commit was written",
                             lost.as_deref().unwrap_or_default(),
-                            now.get(tp).map_or("nothing".to_string(), |o| o.to_string())
+                            now.get(&tp).map_or("nothing".to_string(), |o| o.to_string())
                         ),
                     ));
                 }
@@ -675,7 +695,7 @@ impl KafkaStore {
                 entries.len()
             );
             for (tp, offset) in now {
-                state.stored.insert(tp.clone(), offset);
+                state.stored.insert(tp, offset);
             }
         }
         Ok(())
