@@ -1218,7 +1218,8 @@ fn migrate_is_refused_while_a_job_holds_the_zookeeper_group() {
     let t = topic.as_str();
     zk.put(&offset_path(&group, t, 0), b"2");
     let job = keeper(&cluster);
-    job.load(&group, std::slice::from_ref(&topic)).expect("load");
+    job.load(&group, std::slice::from_ref(&topic))
+        .expect("load");
     let instances = zk.children(&format!("/consumers/{group}/ids"));
     assert_eq!(instances.len(), 1, "{instances:?}");
 
