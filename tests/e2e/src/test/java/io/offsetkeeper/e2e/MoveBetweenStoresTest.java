@@ -295,6 +295,7 @@ public class MoveBetweenStoresTest extends ClusterTestBase {
         }
         authoritative = decides;
         stored.putAll(now);
+        compared(what, now);
         steps.add(what + " in " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began) + " ms: zookeeper "
                 + Arrays.toString(now.get(ZOOKEEPER)) + ", kafka " + Arrays.toString(now.get(KAFKA)));
     }
@@ -368,6 +369,44 @@ public class MoveBetweenStoresTest extends ClusterTestBase {
             }
         }
         throw new AssertionError("no report for " + topic + "-" + partition + ": " + run.report);
+    }
+
+    /**
+     * The operator's view of the step: the CLI's {@code compare} shows both stores as read, each
+     * partition's verdict, and exits with 0 when they agree, 3 when they differ.
+     */
+    private void compared(String what, Map<String, long[]> now) {
+        String cli = System.getProperty("offsetkeeper.e2e.cli");
+        assertNotNull("Gradle sets offsetkeeper.e2e.cli (the CLI built by :jvm:cargoBuildCli)", cli);
+        long[] zk = now.get(ZOOKEEPER);
+        long[] kafka = now.get(KAFKA);
+        try {
+            Process process = new ProcessBuilder(cli, "--zookeeper", cluster.zookeeper, "--bootstrap-servers",
+                    cluster.bootstrap, "--group", group, "compare", "--topic", topic, "--format", "csv")
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(what + ": compare did not end", process.waitFor(60, TimeUnit.SECONDS));
+            boolean agree = Arrays.equals(zk, kafka);
+            assertEquals(what + ": compare's exit status; it printed " + out, agree ? 0 : 3, process.exitValue());
+            String[] lines = out.trim().split("\n");
+            assertEquals(what + ": " + out, PARTITIONS + 1, lines.length);
+            for (int p = 0; p < PARTITIONS; p++) {
+                String[] cells = lines[p + 1].split(",", 7);
+                String verdict = zk[p] == kafka[p] ? "equal"
+                        : zk[p] < 0 ? "only in kafka"
+                        : kafka[p] < 0 ? "only in zookeeper"
+                        : zk[p] < kafka[p] ? "zookeeper behind by " + (kafka[p] - zk[p])
+                        : "kafka behind by " + (zk[p] - kafka[p]);
+                assertEquals(what + ": " + out, Arrays.asList(topic, String.valueOf(p), cell(zk[p]), cell(kafka[p]),
+                        verdict), Arrays.asList(cells[0], cells[1], cells[2], cells[3], cells[6]));
+            }
+        } catch (java.io.IOException | InterruptedException e) {
+            throw new AssertionError(what + ": compare could not run: " + e, e);
+        }
+    }
+
+    private static String cell(long stored) {
+        return stored < 0 ? "" : String.valueOf(stored); // the CSV leaves a missing offset empty
     }
 
     private static List<Record> first(Set<Record> records) {
