@@ -327,6 +327,38 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
         .resolve::<ThrowJavaException>()
 }
 
+/// Checks a batch as a commit checks it, writing nothing: `commitAsync` refuses bad input on
+/// the caller's thread, before its writer holds offsets no retry could write.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_checkCommit<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    group: JString<'local>,
+    topic_names: JObjectArray<'local, JString<'local>>,
+    topic_index: JIntArray<'local>,
+    partitions: JIntArray<'local>,
+    offsets: JLongArray<'local>,
+) {
+    unowned
+        .with_env(|env| -> Result<()> {
+            let group = string(env, &group, "group")?;
+            let names: Vec<Arc<str>> = strings(env, &topic_names, "topicNames")?
+                .into_iter()
+                .map(Arc::from)
+                .collect();
+            let index = ints(env, &topic_index, "topicIndex")?;
+            let partitions = ints(env, &partitions, "partitions")?;
+            let offsets = longs(env, &offsets, "offsets")?;
+            same_lengths(
+                &["topicIndex", "partitions", "offsets"],
+                &[index.len(), partitions.len(), offsets.len()],
+            )?;
+            CommitBatch::new(names, index, partitions, offsets)?.check(&group)?;
+            Ok(())
+        })
+        .resolve::<ThrowJavaException>()
+}
+
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_io_offsetkeeper_NativeBridge_validate<'local>(

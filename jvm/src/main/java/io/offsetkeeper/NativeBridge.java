@@ -73,6 +73,13 @@ final class NativeBridge {
             int[] topicIndex, int[] partitions, long[] offsets);
 
     /**
+     * Checks a batch as {@link #commit} checks it (names, partitions, offsets, a partition named
+     * twice), writing nothing; throws {@link IllegalArgumentException} naming what is wrong.
+     */
+    static native void checkCommit(String group, String[] topicNames, int[] topicIndex,
+            int[] partitions, long[] offsets);
+
+    /**
      * Stored offsets and current ranges, without validation, and the engine's lag.
      *
      * @return the partitions as {@link #load} gives them, and the lag of each; see

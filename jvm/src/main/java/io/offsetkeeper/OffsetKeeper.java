@@ -12,7 +12,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BiConsumer;
 import java.util.function.LongFunction;
@@ -21,6 +23,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.types.Password;
+import org.slf4j.LoggerFactory;
 
 /**
  * Loads a Spark Streaming job's (or any Kafka consumer's) offsets from ZooKeeper
@@ -38,6 +41,9 @@ import org.apache.kafka.common.config.types.Password;
  * // then in foreachRDD:
  * SparkOffsets.commit(keeper, ((HasOffsetRanges) rdd.rdd()).offsetRanges());
  * }</pre>
+ *
+ * <p>{@link #commitAsync(Map)} commits without waiting: a writer thread of the keeper writes the
+ * batches in order, merging those handed over while it writes; {@link #flush()} waits for them.
  *
  * <p>This class needs kafka-clients only, no Spark class: a job outside Spark commits its next
  * offsets with {@link #commit(Map)}. Spark's {@code OffsetRange}s are committed with
@@ -91,6 +97,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private final LinkedHashMap<String, String> settings;
     private final LinkedHashMap<String, String> kafkaParams;
     private final String shown;
+    // Serialized with the rest: a job recovered from a checkpoint keeps its handler. May be null.
+    private final CommitFailureHandler onAsyncCommitFailure;
 
     // Calls hold the read lock and close() the write lock, so the handle is never freed under
     // a running call. The handle is opened under `opening` by whichever call comes first.
@@ -104,12 +112,31 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     // partitions batch after batch): new arrays, 16 bytes an entry, would be zeroed first.
     private final transient AtomicReference<Batch> spareBatch = new AtomicReference<>();
 
+    // commitAsync's state, guarded by asyncLock; asyncChanged is signalled on every change. The
+    // writer thread takes all of `pending` at once: one batch in flight, one pending.
+    private final transient ReentrantLock asyncLock = new ReentrantLock();
+    private final transient Condition asyncChanged = asyncLock.newCondition();
+    private transient Map<TopicPartition, Long> pending = new LinkedHashMap<>();
+    private transient boolean writing;
+    // commitAsync calls taken, and how many of them the writes so far covered: a flush waits for
+    // the calls made before it, not for those that keep coming meanwhile.
+    private transient long handedCalls;
+    private transient long writtenCalls;
+    // A failed write's exception until a caller is told; the writer does not write meanwhile.
+    private transient OffsetKeeperException failure;
+    // Another writer took the group: thrown for good, and the writer writes nothing more.
+    private transient CommitConflictException conflict;
+    private transient boolean closing;
+    private transient Thread writer;
+
     private OffsetKeeper(String group, LinkedHashMap<String, String> settings,
-            LinkedHashMap<String, String> kafkaParams, String shown) {
+            LinkedHashMap<String, String> kafkaParams, String shown,
+            CommitFailureHandler onAsyncCommitFailure) {
         this.group = group;
         this.settings = settings;
         this.kafkaParams = kafkaParams;
         this.shown = shown;
+        this.onAsyncCommitFailure = onAsyncCommitFailure;
     }
 
     /** A builder; {@link Builder#zookeeper} and {@link Builder#kafkaParams} are required. */
@@ -286,6 +313,313 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     }
 
     /**
+     * Commits next offsets to read without waiting: hands them to this keeper's writer thread
+     * and returns at once. The writer (a daemon thread named {@code offsetkeeper-commit-<group>},
+     * started by the first call) writes each batch with {@link #commit(Map)}, so each write is
+     * atomic, fenced, takes ownership as a commit does, leaves out offsets below what was
+     * committed (monotonic commits) and is deferred through ZooKeeper outages as a commit is.
+     *
+     * <p>Order and merging: one write is in flight at a time. Batches handed over while it runs
+     * are merged into one pending batch, each partition keeping its highest offset, which the
+     * writer commits next. So the pending batch holds at most one offset per partition: a caller
+     * that runs ahead of the writer never waits, its batches merge.
+     *
+     * <p>The guarantee: after a crash, at most the pending and in-flight batches are processed
+     * again (at-least-once); the stored offsets are never more than the in-flight plus the
+     * pending batch behind what was handed to {@code commitAsync}. Two cases add to that, both
+     * as for {@link #commit(Map)}: while ZooKeeper cannot be reached, a write is
+     * {@link CommitResult#deferred() deferred} and its offsets are kept in memory until a later
+     * write or {@link #close()} stores them; and after a failed write (below) its offsets stay
+     * in the pending batch.
+     *
+     * <p>Failures: a write that throws is given to the handler of
+     * {@link Builder#onAsyncCommitFailure}, if any, and the next {@code commitAsync},
+     * {@link #flush()} or {@link #close()} throws it, once. Its offsets go back into the pending
+     * batch (newer offsets of the same partitions win), and the writer writes them again once
+     * the failure was thrown. A {@link CommitConflictException} (another writer took the group)
+     * ends it: {@code commitAsync} and {@code flush} throw it from then on, and the writer writes
+     * nothing more.
+     *
+     * <p>Input is checked here, with {@link #commit(Map)}'s rules: null keys or values, illegal
+     * topic names and negative partitions or offsets are refused at once. A call that throws
+     * takes none of its offsets. {@link #commit(Map)} on the same keeper writes at once, before
+     * batches still pending here.
+     *
+     * @param offsets partition to the offset of the next record to read
+     * @throws IllegalArgumentException for bad input, as {@link #commit(Map)}
+     * @throws IllegalStateException when the keeper is closed or closing
+     * @throws CommitConflictException when a write met a conflict, at this call and every later
+     *     one
+     * @throws OffsetKeeperException the failure of an earlier write, once (the exceptions of
+     *     {@link #commit(Map)})
+     * @see #flush()
+     */
+    public void commitAsync(Map<TopicPartition, Long> offsets) {
+        require(offsets, "offsets");
+        Batch batch = Batch.reuse(null, offsets.size());
+        for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+            TopicPartition tp = require(e.getKey(), "offsets key");
+            Long offset = e.getValue();
+            if (offset == null) {
+                throw new IllegalArgumentException("offsets value of " + tp + " is null");
+            }
+            batch.add(tp.topic(), tp.partition(), offset);
+        }
+        if (batch.size != batch.offsets.length) {
+            throw Batch.changed(batch.size + " entries read, " + offsets.size() + " now");
+        }
+        hand(checked(batch));
+    }
+
+    /**
+     * Commits next offsets to read without waiting, as {@link #commitAsync(Map)} does, read by
+     * position from {@code entries} (as {@link #commit(Entries)} reads them). A partition named
+     * twice is refused.
+     *
+     * @throws IllegalArgumentException when {@code entries} or a topic is null (naming the
+     *     entry), or for bad input as {@link #commitAsync(Map)}; nothing is taken
+     * @see #commitAsync(Map) for the guarantee and the other exceptions
+     */
+    public void commitAsync(Entries entries) {
+        require(entries, "entries");
+        int n = entries.size();
+        Batch batch = Batch.reuse(null, n);
+        for (int i = 0; i < n; i++) {
+            String topic = entries.topic(i);
+            if (topic == null) {
+                throw new IllegalArgumentException("topic of entry " + i + " is null");
+            }
+            batch.add(topic, entries.partition(i), entries.offset(i));
+        }
+        hand(checked(batch));
+    }
+
+    /**
+     * The batch as a map, once the engine checked it as a commit checks it: the writer must
+     * never hold offsets that no retry can write.
+     */
+    private Map<TopicPartition, Long> checked(Batch batch) {
+        checkOpen();
+        String[] names = batch.names.toArray(new String[0]);
+        NativeBridge.checkCommit(group, names, batch.topicIndex, batch.partitions, batch.offsets);
+        Map<TopicPartition, Long> checked = new LinkedHashMap<>(batch.size * 2);
+        for (int i = 0; i < batch.size; i++) {
+            checked.put(new TopicPartition(names[batch.topicIndex[i]], batch.partitions[i]),
+                    batch.offsets[i]);
+        }
+        return checked;
+    }
+
+    /**
+     * Waits until every batch handed to {@link #commitAsync(Map)} before this call was written
+     * (batches handed over meanwhile are not waited for). Each write ends as a
+     * {@link #commit(Map)} does (within the ZooKeeper timeout, or deferred); so this waits at
+     * most for the write in flight and one more. A deferred write counts as written:
+     * its offsets are kept as for a deferred commit. Returns at once when nothing is pending.
+     *
+     * @throws CommitConflictException when a write met a conflict (every time)
+     * @throws OffsetKeeperException the failure of a write, once; the offsets it did not write
+     *     are pending again, and a next {@code flush} writes them
+     * @throws IllegalStateException when the keeper is closed, or when called from the
+     *     {@link Builder#onAsyncCommitFailure} handler (it would wait for itself)
+     */
+    public void flush() {
+        flush(Duration.ofNanos(Long.MAX_VALUE));
+    }
+
+    /**
+     * {@link #flush()}, waiting at most {@code timeout}.
+     *
+     * @return true when every batch handed over before this call was written; false when the
+     *     timeout passed first (the writer goes on with them)
+     * @throws IllegalArgumentException when {@code timeout} is null
+     * @see #flush() for the other exceptions
+     */
+    public boolean flush(Duration timeout) {
+        long nanos;
+        try {
+            nanos = require(timeout, "timeout").toNanos();
+        } catch (ArithmeticException e) {
+            nanos = Long.MAX_VALUE;
+        }
+        long start = System.nanoTime();
+        boolean interrupted = false;
+        asyncLock.lock();
+        try {
+            checkOpen();
+            if (Thread.currentThread() == writer) {
+                throw new IllegalStateException("flush() called from the onAsyncCommitFailure"
+                        + " handler, which runs on the writer thread it would wait for");
+            }
+            long calls = handedCalls;
+            while (true) {
+                reportFailure();
+                if (writtenCalls >= calls) {
+                    return true;
+                }
+                long left = nanos - (System.nanoTime() - start);
+                if (left <= 0) {
+                    return false;
+                }
+                try {
+                    asyncChanged.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    interrupted = true; // waited out all the same, as close() waits
+                }
+            }
+        } finally {
+            asyncLock.unlock();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Receives each failed write of {@link #commitAsync(Map)}, on the keeper's writer thread
+     * (see {@link Builder#onAsyncCommitFailure}). {@link Serializable}, so that it is kept when
+     * Spark checkpoints the keeper: a lambda or method reference of this type is serializable
+     * when what it captures is.
+     */
+    @FunctionalInterface
+    public interface CommitFailureHandler extends Serializable {
+        /**
+         * Called once per failed write, which the next {@code commitAsync}, {@code flush} or
+         * {@code close} also throws. It should return soon: the writer waits for it.
+         */
+        void handle(OffsetKeeperException failure);
+    }
+
+    /** Merges a checked batch into the pending one and wakes the writer, started on first use. */
+    private void hand(Map<TopicPartition, Long> batch) {
+        asyncLock.lock();
+        try {
+            if (closing) {
+                throw closedError();
+            }
+            reportFailure();
+            if (batch.isEmpty()) {
+                return;
+            }
+            merge(pending, batch);
+            handedCalls++;
+            if (writer == null) {
+                writer = new Thread(this::writeLoop, "offsetkeeper-commit-" + group);
+                writer.setDaemon(true); // close() ends it; a daemon does not keep the JVM up
+                writer.start();
+            }
+            asyncChanged.signalAll();
+        } finally {
+            asyncLock.unlock();
+        }
+    }
+
+    /** Each partition keeps its highest offset: a lower one is older work. */
+    private static void merge(Map<TopicPartition, Long> into, Map<TopicPartition, Long> batch) {
+        for (Map.Entry<TopicPartition, Long> e : batch.entrySet()) {
+            into.merge(e.getKey(), e.getValue(), Long::max);
+        }
+    }
+
+    /** Throws a failed write's exception: a conflict every time, any other once. Holds the lock. */
+    private void reportFailure() {
+        if (conflict != null) {
+            failure = null;
+            throw conflict;
+        }
+        OffsetKeeperException f = failure;
+        if (f != null) {
+            failure = null;
+            asyncChanged.signalAll(); // the writer writes the pending offsets again
+            throw f;
+        }
+    }
+
+    /** Whether the writer has something to write and may. Holds asyncLock. */
+    private boolean canWrite() {
+        return !pending.isEmpty() && failure == null && conflict == null;
+    }
+
+    /** The writer thread: commits what is pending, one write at a time, until close(). */
+    private void writeLoop() {
+        while (true) {
+            Map<TopicPartition, Long> batch;
+            long calls;
+            asyncLock.lock();
+            try {
+                while (!canWrite()) {
+                    if (closing) {
+                        return;
+                    }
+                    asyncChanged.awaitUninterruptibly();
+                }
+                batch = pending;
+                pending = new LinkedHashMap<>();
+                calls = handedCalls;
+                writing = true;
+            } finally {
+                asyncLock.unlock();
+            }
+            OffsetKeeperException failed = null;
+            try {
+                commit(batch);
+            } catch (Throwable t) {
+                // Any throwable: flush() and close() must never wait for a writer that died.
+                failed = t instanceof OffsetKeeperException ? (OffsetKeeperException) t
+                        : (OffsetKeeperException) new OffsetKeeperException(
+                                "commitAsync's write failed: " + t).initCause(t);
+            }
+            asyncLock.lock();
+            try {
+                writing = false;
+                if (failed == null) {
+                    writtenCalls = calls;
+                } else {
+                    merge(pending, batch); // not lost: written by the next write
+                    failure = failed;
+                    if (failed instanceof CommitConflictException) {
+                        conflict = (CommitConflictException) failed;
+                    }
+                }
+                asyncChanged.signalAll();
+            } finally {
+                asyncLock.unlock();
+            }
+            if (failed != null && onAsyncCommitFailure != null) {
+                try {
+                    onAsyncCommitFailure.handle(failed);
+                } catch (RuntimeException e) {
+                    LoggerFactory.getLogger(NativeLog.ROOT_LOGGER)
+                            .warn("onAsyncCommitFailure threw; the writer goes on", e);
+                }
+            }
+        }
+    }
+
+    /**
+     * Stops commitAsync for close(): lets the writer write what was handed over, with one more
+     * try of offsets whose write failed, and returns the failure close() throws, if any.
+     */
+    private OffsetKeeperException finishAsyncWrites() {
+        asyncLock.lock();
+        try {
+            closing = true;
+            if (Thread.currentThread() == writer) {
+                return null; // close() from the failure handler: it has the failure
+            }
+            OffsetKeeperException unreported = failure;
+            failure = null; // reported by close(): the writer tries the pending offsets once more
+            asyncChanged.signalAll();
+            while (writing || canWrite()) {
+                asyncChanged.awaitUninterruptibly();
+            }
+            return failure != null ? failure : unreported;
+        } finally {
+            asyncLock.unlock();
+        }
+    }
+
+    /**
      * A commit's entries as the bridge takes them: each topic name once, and per entry the
      * index of its name (a string costs more to cross JNI than the rest of an entry).
      */
@@ -396,9 +730,28 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      * delete is named in a WARN, and the ownership nodes then go when the session expires, within
      * the session timeout. Later calls of this keeper throw {@link IllegalStateException};
      * closing again does nothing.
+     *
+     * <p>First, {@link #commitAsync(Map)} is refused from now on and what was handed to it is
+     * written: the write in flight, then the pending batch, which includes the offsets of a
+     * failed write (tried once more, unless the failure was a conflict). That adds at most two
+     * writes, each ending as a {@link #commit(Map)} does (within the ZooKeeper timeout, or
+     * deferred; then closing tries once more, as above). The guarantee of
+     * {@link #commitAsync(Map)} holds for a crash during close.
+     *
+     * @throws OffsetKeeperException the failure of a {@code commitAsync} write not yet thrown
+     *     by another call (the last one, when the write tried here failed too), after the
+     *     keeper was closed all the same
      */
     @Override
     public void close() {
+        OffsetKeeperException unreported = finishAsyncWrites();
+        closeEngine();
+        if (unreported != null) {
+            throw unreported;
+        }
+    }
+
+    private void closeEngine() {
         Lock write = lock.writeLock();
         write.lock();
         try {
@@ -428,7 +781,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
     /** A deserialized copy is a fresh keeper with the same configuration, not yet opened. */
     private Object readResolve() {
-        return new OffsetKeeper(group, settings, kafkaParams, shown);
+        return new OffsetKeeper(group, settings, kafkaParams, shown, onAsyncCommitFailure);
     }
 
     private <T> T call(LongFunction<T> nativeCall) {
@@ -470,8 +823,12 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
     private void checkOpen() {
         if (closed) {
-            throw new IllegalStateException("this OffsetKeeper (group " + group + ") is closed");
+            throw closedError();
         }
+    }
+
+    private IllegalStateException closedError() {
+        return new IllegalStateException("this OffsetKeeper (group " + group + ") is closed");
     }
 
     /** Null and emptiness only: the engine checks names and reports duplicates. */
@@ -526,6 +883,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         private String group;
         private LinkedHashMap<String, String> kafkaParams;
         private final LinkedHashMap<String, String> settings = new LinkedHashMap<>();
+        private CommitFailureHandler onAsyncCommitFailure;
 
         private Builder() {}
 
@@ -869,6 +1227,24 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
 
         /**
+         * Called with each failed write of {@link OffsetKeeper#commitAsync(Map)}, on the keeper's
+         * writer thread, as soon as the write failed; the next {@code commitAsync},
+         * {@code flush} or {@code close} throws the same exception. For a job that wants to
+         * know before its next batch (to alert, or to stop on a
+         * {@link CommitConflictException}). The handler may call {@code close()}, which then
+         * does not throw this failure again; {@code flush()} from it throws
+         * {@link IllegalStateException}. An exception it throws is logged at WARN. Without a
+         * handler, failures reach the calls only.
+         *
+         * <p>The handler is serialized with the keeper (Spark checkpoints), so what it captures
+         * must be serializable when checkpointing is on.
+         */
+        public Builder onAsyncCommitFailure(CommitFailureHandler handler) {
+            this.onAsyncCommitFailure = require(handler, "onAsyncCommitFailure");
+            return this;
+        }
+
+        /**
          * The keeper. The engine checks the configuration here (loading the native library);
          * servers are not contacted: the engine opens on first use.
          *
@@ -906,7 +1282,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             }
             String shown = "OffsetKeeper{group=" + group + ", settings=" + checked.shownSettings
                     + ", kafkaParams=" + checked.shownKafkaParams + "}";
-            return new OffsetKeeper(group, settings, kafkaParams, shown);
+            return new OffsetKeeper(group, settings, kafkaParams, shown, onAsyncCommitFailure);
         }
 
         /** Milliseconds of a duration; one too long for a long is refused by the engine. */

@@ -51,6 +51,22 @@ class SparkOffsetKeeperTest {
     assertThrows(classOf[IllegalStateException], () => keeper.load(Seq(topic)))
   }
 
+  @Test def commitAsyncFromRangesAndMaps(): Unit = {
+    val topic = TestCluster.createTopic(1)
+    TestCluster.produce(topic, 0, 10)
+    val group = TestCluster.unique("group")
+    val p0 = new TopicPartition(topic, 0)
+    val keeper = SparkOffsetKeeper(TestCluster.zookeeper(), kafkaParams(group))
+    try {
+      keeper.load(Seq(topic))
+      keeper.commitAsync(Array(OffsetRange.create(topic, 0, 0, 6)))
+      keeper.flush()
+      assertEquals("6", TestCluster.readOffset(group, topic, 0))
+      keeper.commitAsync(Map(p0 -> 9L))
+    } finally keeper.close() // writes the last batch
+    assertEquals("9", TestCluster.readOffset(group, topic, 0))
+  }
+
   @Test def bootstrapServersAsAJavaList(): Unit = {
     val topic = TestCluster.createTopic(1)
     val group = TestCluster.unique("group")

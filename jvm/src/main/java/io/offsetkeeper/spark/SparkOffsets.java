@@ -25,8 +25,9 @@ import scala.runtime.BoxedUnit;
  * }</pre>
  *
  * which commits what {@code keeper.commit(SparkOffsets.untilOffsets(ranges))} commits, without
- * building the map. Scala jobs use {@code SparkOffsetKeeper}, whose {@code commit} takes the
- * ranges directly (and calls {@link #commit}).
+ * building the map; {@link #commitAsync} commits it without waiting. Scala jobs use
+ * {@code SparkOffsetKeeper}, whose {@code commit} takes the ranges directly (and calls
+ * {@link #commit}).
  */
 public final class SparkOffsets {
     private SparkOffsets() {}
@@ -163,6 +164,41 @@ public final class SparkOffsets {
             // when the map is built before the commit, so that a null range or a partition
             // named twice is reported with its index, ahead of what the engine found.
             untilOffsets(ranges);
+            throw e;
+        }
+    }
+
+    /**
+     * Commits the {@code untilOffset} of every range without waiting, as
+     * {@code keeper.commitAsync(untilOffsets(ranges))} does, reading the ranges straight from the
+     * array: the keeper's writer thread writes them, in order, merging batches handed over while
+     * it writes (each partition keeping its highest offset). Returns at once. An empty array
+     * takes nothing.
+     *
+     * <p>The guarantee: after a crash, at most the pending and in-flight batches are processed
+     * again (at-least-once); the stored offsets are never more than the in-flight plus the
+     * pending batch behind what was handed to {@code commitAsync}. A failed write is thrown by
+     * the next call (see {@link OffsetKeeper#commitAsync(Map)}); {@link OffsetKeeper#flush()}
+     * waits for the writes, and {@link OffsetKeeper#close()} writes what is left.
+     *
+     * @param keeper the job's keeper
+     * @param ranges a batch's ranges, {@code ((HasOffsetRanges) rdd.rdd()).offsetRanges()}
+     * @throws IllegalArgumentException when {@code keeper}, {@code ranges}, one of its elements
+     *     or a topic is null, or a partition appears twice (with {@link #untilOffsets}'s
+     *     messages), or for an offset or partition the keeper refuses; nothing is taken
+     * @see OffsetKeeper#commitAsync(Map) for the other exceptions
+     */
+    public static void commitAsync(OffsetKeeper keeper, OffsetRange[] ranges) {
+        if (keeper == null) {
+            throw new IllegalArgumentException("keeper is null");
+        }
+        if (ranges == null) {
+            throw new IllegalArgumentException("ranges is null");
+        }
+        try {
+            keeper.commitAsync(new Ranges(ranges));
+        } catch (IllegalArgumentException e) {
+            untilOffsets(ranges); // its messages name the indexes, as for commit
             throw e;
         }
     }

@@ -73,6 +73,33 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
   }
 
   /**
+   * Commits the batch's `untilOffset`s without waiting (see [[SparkOffsets.commitAsync]]): the
+   * keeper's writer thread writes them in order, merging batches handed over while it writes,
+   * each partition keeping its highest offset. After a crash, at most the pending and in-flight
+   * batches are processed again (at-least-once); the stored offsets are never more than the
+   * in-flight plus the pending batch behind what was handed to `commitAsync`. A failed write is
+   * thrown by the next `commitAsync`, `flush` or `close` (see
+   * [[io.offsetkeeper.OffsetKeeper#commitAsync]]).
+   */
+  def commitAsync(ranges: Array[OffsetRange]): Unit = SparkOffsets.commitAsync(keeper, ranges)
+
+  /** Commits these offsets without waiting, as `commitAsync(ranges)` does. */
+  def commitAsync(offsets: collection.Map[TopicPartition, Long]): Unit = {
+    if (offsets == null) keeper.commitAsync(null: java.util.Map[TopicPartition, java.lang.Long])
+    else {
+      val javaOffsets = new java.util.LinkedHashMap[TopicPartition, java.lang.Long](offsets.size * 2)
+      offsets.foreach { case (tp, offset) => javaOffsets.put(tp, offset) }
+      keeper.commitAsync(javaOffsets)
+    }
+  }
+
+  /**
+   * Waits until what was handed to `commitAsync` before this call is written; throws a failed
+   * write's exception (see [[io.offsetkeeper.OffsetKeeper#flush]]).
+   */
+  def flush(): Unit = keeper.flush()
+
+  /**
    * Committed offset, range and lag of every partition of the topics; the lag is the engine's,
    * as for Java and the CLI: log end minus committed, null when nothing usable is committed.
    */
@@ -89,7 +116,10 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
   @nowarn("cat=deprecation") // Spark 3.4 deprecated DStreams, which this is for
   def closeOnShutdown(ssc: StreamingContext): Unit = SparkOffsets.closeOnShutdown(keeper, ssc)
 
-  /** Frees the native engine; later calls throw `IllegalStateException`. */
+  /**
+   * Writes what was handed to `commitAsync`, then frees the native engine; later calls throw
+   * `IllegalStateException`.
+   */
   override def close(): Unit = keeper.close()
 
   override def toString: String = keeper.toString
