@@ -41,8 +41,8 @@ pub use error::{Error, Result};
 pub use kafka::KafkaSettings;
 pub use keeper::OffsetKeeper;
 pub use lag::lag;
-pub use load::{decide, Inspected, Loaded, PartitionReport, StalePartition};
-pub use mirror::{MirrorDifference, MirrorStatus};
+pub use load::{decide, Inspected, Loaded, MirrorDifference, PartitionReport, StalePartition};
+pub use mirror::MirrorStatus;
 pub use validate::{
     validate, validate_recreated, Action, Decision, OnAboveRange, OnBelowRange, OnMissing,
     OnRecreated, PartitionRange, Policy, Recreated, Refusal, Stored,

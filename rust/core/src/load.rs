@@ -70,13 +70,26 @@ pub struct StalePartition {
 
 /// The result of a load: one entry for every partition that exists now, in topic order then
 /// partition order; and the offsets stored for partitions that no longer exist.
+/// A partition where the mirror holds something else than the authoritative store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorDifference {
+    pub partition: TopicPartition,
+    /// What the authoritative store holds.
+    pub authoritative: Stored,
+    /// What the mirror holds.
+    pub mirror: Stored,
+    /// The load started at the mirror's offset: it was ahead, in range, of a topic not
+    /// re-created.
+    pub taken: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loaded {
     pub partitions: Vec<PartitionReport>,
     pub stale: Vec<StalePartition>,
     /// During a move between stores, the partitions where the mirror holds something else
     /// than the authoritative store ([`crate::mirror`]); empty otherwise.
-    pub mirror: Vec<crate::mirror::MirrorDifference>,
+    pub mirror: Vec<MirrorDifference>,
 }
 
 impl Loaded {

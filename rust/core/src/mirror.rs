@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::config::Store;
-use crate::load::Loaded;
+use crate::load::{Loaded, MirrorDifference};
 use crate::validate::{Action, Stored};
 use crate::{OffsetKeeper, TopicPartition};
 
@@ -32,19 +32,6 @@ use crate::{OffsetKeeper, TopicPartition};
 const MAX_RETRY_PAUSE: Duration = Duration::from_secs(30);
 /// The first pause after a failed write; doubled after each failure.
 const FIRST_RETRY_PAUSE: Duration = Duration::from_millis(500);
-
-/// A partition where the mirror holds something else than the authoritative store.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MirrorDifference {
-    pub partition: TopicPartition,
-    /// What the authoritative store holds.
-    pub authoritative: Stored,
-    /// What the mirror holds.
-    pub mirror: Stored,
-    /// The load started at the mirror's offset: it was ahead, in range, of a topic not
-    /// re-created.
-    pub taken: bool,
-}
 
 /// What a keeper's mirror is doing, for operators and tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -299,18 +299,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_commit<'local>(
         .with_env(|env| -> Result<JObject<'local>> {
             let engine = keeper(handle)?;
             let group = string(env, &group, "group")?;
-            let names: Vec<Arc<str>> = strings(env, &topic_names, "topicNames")?
-                .into_iter()
-                .map(Arc::from)
-                .collect();
-            let index = ints(env, &topic_index, "topicIndex")?;
-            let partitions = ints(env, &partitions, "partitions")?;
-            let offsets = longs(env, &offsets, "offsets")?;
-            same_lengths(
-                &["topicIndex", "partitions", "offsets"],
-                &[index.len(), partitions.len(), offsets.len()],
-            )?;
-            let batch = CommitBatch::new(names, index, partitions, offsets)?;
+            let batch = batch(env, &topic_names, &topic_index, &partitions, &offsets)?;
             let summary = engine.commit_batch(&group, &batch)?;
             let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
             CommitCounts {
@@ -342,18 +331,7 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_checkCommit<'local>(
     unowned
         .with_env(|env| -> Result<()> {
             let group = string(env, &group, "group")?;
-            let names: Vec<Arc<str>> = strings(env, &topic_names, "topicNames")?
-                .into_iter()
-                .map(Arc::from)
-                .collect();
-            let index = ints(env, &topic_index, "topicIndex")?;
-            let partitions = ints(env, &partitions, "partitions")?;
-            let offsets = longs(env, &offsets, "offsets")?;
-            same_lengths(
-                &["topicIndex", "partitions", "offsets"],
-                &[index.len(), partitions.len(), offsets.len()],
-            )?;
-            CommitBatch::new(names, index, partitions, offsets)?.check(&group)?;
+            batch(env, &topic_names, &topic_index, &partitions, &offsets)?.check(&group)?;
             Ok(())
         })
         .resolve::<ThrowJavaException>()
@@ -444,6 +422,28 @@ fn panic_for_test(mut unowned: EnvUnowned<'_>) {
 }
 
 /// Once per process, on a JVM thread: the SLF4J log bridge and the panic report.
+/// A commit's columns as they cross JNI: checked for equal lengths, then as a [`CommitBatch`].
+fn batch<'local>(
+    env: &mut Env<'local>,
+    topic_names: &JObjectArray<'local, JString<'local>>,
+    topic_index: &JIntArray<'local>,
+    partitions: &JIntArray<'local>,
+    offsets: &JLongArray<'local>,
+) -> Result<CommitBatch> {
+    let names: Vec<Arc<str>> = strings(env, topic_names, "topicNames")?
+        .into_iter()
+        .map(Arc::from)
+        .collect();
+    let index = ints(env, topic_index, "topicIndex")?;
+    let partitions = ints(env, partitions, "partitions")?;
+    let offsets = longs(env, offsets, "offsets")?;
+    same_lengths(
+        &["topicIndex", "partitions", "offsets"],
+        &[index.len(), partitions.len(), offsets.len()],
+    )?;
+    Ok(CommitBatch::new(names, index, partitions, offsets)?)
+}
+
 fn init(env: &mut Env<'_>) {
     logging::init(env);
     errors::report_panics_through_log();
