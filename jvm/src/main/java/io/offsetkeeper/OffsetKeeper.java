@@ -3,6 +3,7 @@ package io.offsetkeeper;
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.ConcurrentModificationException;
@@ -128,6 +129,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private transient CommitConflictException conflict;
     private transient boolean closing;
     private transient Thread writer;
+    // The group's metrics in this JVM, shared by its keepers (JMX, the Spark plugin).
+    private final transient GroupMetrics metrics;
 
     private OffsetKeeper(String group, LinkedHashMap<String, String> settings,
             LinkedHashMap<String, String> kafkaParams, String shown,
@@ -137,6 +140,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         this.kafkaParams = kafkaParams;
         this.shown = shown;
         this.onAsyncCommitFailure = onAsyncCommitFailure;
+        this.metrics = GroupMetrics.of(group);
     }
 
     /** A builder; {@link Builder#zookeeper} and {@link Builder#kafkaParams} are required. */
@@ -171,6 +175,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      */
     public LoadReport loadWithReport(Collection<String> topics) {
         String[] names = topicNames(topics);
+        long started = System.nanoTime();
         NativeLoadResult r = call(h -> NativeBridge.load(h, group, names));
         NativePartitions p = r.partitions;
         List<PartitionReport> reports = new ArrayList<>(p.size());
@@ -185,7 +190,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             stale.add(new StalePartition(r.staleTopics[i], r.stalePartitions[i],
                     r.staleKinds[i] == STORED_OFFSET ? r.staleOffsets[i] : null, r.staleTexts[i]));
         }
-        return new LoadReport(reports, stale);
+        LoadReport report = new LoadReport(reports, stale);
+        metrics.loaded(this, Collections.unmodifiableList(Arrays.asList(names)), report,
+                System.nanoTime() - started);
+        return report;
     }
 
     /**
@@ -308,8 +316,17 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             return CommitResult.EMPTY;
         }
         String[] names = batch.names.toArray(new String[0]);
-        return call(h -> NativeBridge.commit(h, group, names, batch.topicIndex, batch.partitions,
-                batch.offsets));
+        long started = System.nanoTime();
+        CommitResult result;
+        try {
+            result = call(h -> NativeBridge.commit(h, group, names, batch.topicIndex,
+                    batch.partitions, batch.offsets));
+        } catch (OffsetKeeperException e) {
+            metrics.commitFailed();
+            throw e;
+        }
+        metrics.committed(this, result, System.nanoTime() - started);
+        return result;
     }
 
     /**
@@ -503,6 +520,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             }
             merge(pending, batch);
             handedCalls++;
+            metrics.handed(pending.size());
             if (writer == null) {
                 writer = new Thread(this::writeLoop, "offsetkeeper-commit-" + group);
                 writer.setDaemon(true); // close() ends it; a daemon does not keep the JVM up
@@ -557,6 +575,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 pending = new LinkedHashMap<>();
                 calls = handedCalls;
                 writing = true;
+                metrics.asyncPending(0);
             } finally {
                 asyncLock.unlock();
             }
@@ -576,6 +595,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                     writtenCalls = calls;
                 } else {
                     merge(pending, batch); // not lost: written by the next write
+                    metrics.asyncPending(pending.size());
                     failure = failed;
                     if (failed instanceof CommitConflictException) {
                         conflict = (CommitConflictException) failed;
@@ -759,6 +779,7 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 return;
             }
             closed = true;
+            metrics.closed(this);
             if (handle != 0) {
                 long h = handle;
                 handle = 0;
