@@ -49,6 +49,8 @@ public final class StreamingJob {
     public enum Offsets { OFFSETKEEPER, KAFKA_STORE, RAW_ZOOKEEPER }
 
     private static JavaSparkContext spark;
+    /** Spark settings of the driver JVM ({@link #main}'s {@code spark.*=} arguments). */
+    private static final Map<String, String> SPARK_SETTINGS = new HashMap<>();
 
     private final Cluster cluster;
     private final String group;
@@ -58,6 +60,8 @@ public final class StreamingJob {
     private boolean subscribe;
     private String store;
     private boolean printsBatches;
+    private boolean commitAsync;
+    private final Map<String, String> keeperProperties = new HashMap<>();
 
     public StreamingJob(Cluster cluster, String group, List<String> topics, Offsets source) {
         this.cluster = cluster;
@@ -108,6 +112,7 @@ public final class StreamingJob {
                     // Runs stand for job restarts, which start with no consumer cache: a cached
                     // consumer would serve records it fetched before a purge.
                     .set("spark.streaming.kafka.consumer.cache.enabled", "false");
+            SPARK_SETTINGS.forEach(conf::set);
             spark = new JavaSparkContext(conf);
         }
         return spark;
@@ -217,7 +222,7 @@ public final class StreamingJob {
                 if (store != null) {
                     builder.property("offsetkeeper.store", store);
                 }
-                keeper = builder.build();
+                keeper = builder.properties(keeperProperties).build();
                 break;
             case KAFKA_STORE:
                 keeper = OffsetKeeper.builder().kafkaStore().kafkaParams(params).build();
@@ -239,6 +244,10 @@ public final class StreamingJob {
             }
             if (prints) {
                 System.out.println("LOADED " + fromOffsets);
+                if (report != null) {
+                    System.out.println("LOST " + report.partitions().stream()
+                            .mapToLong(p -> p.recordsLost()).sum());
+                }
                 System.out.flush();
             }
             JavaInputDStream<ConsumerRecord<String, String>> stream = KafkaUtils.createDirectStream(
@@ -264,9 +273,13 @@ public final class StreamingJob {
                 }
                 if (keeper != null) {
                     Map<TopicPartition, Long> until = SparkOffsets.untilOffsets(ranges);
-                    keeper.commit(until);
+                    if (commitAsync) {
+                        keeper.commitAsync(until);
+                    } else {
+                        keeper.commit(until);
+                    }
                     if (prints) {
-                        System.out.println("COMMITTED " + until);
+                        System.out.println((commitAsync ? "HANDED " : "COMMITTED ") + until);
                         System.out.flush();
                     }
                 }
@@ -294,13 +307,32 @@ public final class StreamingJob {
      * {@code LOADED <offsets>} after the load, and for each batch that holds records
      * {@code PROCESSED <records>} before its commit and {@code COMMITTED <offsets>} after it (also
      * for an empty batch), so that what the driver processed is known however it dies;
-     * {@code FAILED <failure>} when the job fails. Arguments: zookeeper bootstrap group topic store.
+     * {@code FAILED <failure>} when the job fails. Arguments: zookeeper bootstrap group topic store,
+     * then any of {@code commit=async} ({@code commitAsync}, printing {@code HANDED <offsets>}
+     * instead of {@code COMMITTED}), {@code spark.<key>=<value>} (a Spark setting; with the UI on,
+     * {@code UI <url>} is printed once the context runs, and {@code LOST <records>} after the
+     * load) and any other {@code <key>=<value>} (a keeper property).
      */
     public static void main(String[] args) {
         System.out.println("PID " + ProcessHandle.current().pid());
         System.out.flush();
         StreamingJob job = new StreamingJob(new Cluster(args[0], args[1]), args[2],
                 Collections.singletonList(args[3]), Offsets.OFFSETKEEPER).withStore(args[4]);
+        for (int i = 5; i < args.length; i++) {
+            String[] pair = args[i].split("=", 2);
+            if (args[i].equals("commit=async")) {
+                job.commitAsync = true;
+            } else if (pair[0].startsWith("spark.")) {
+                SPARK_SETTINGS.put(pair[0], pair[1]);
+            } else {
+                job.keeperProperties.put(pair[0], pair[1]);
+            }
+        }
+        scala.Option<String> ui = spark().sc().uiWebUrl();
+        if (ui.isDefined()) {
+            System.out.println("UI " + ui.get());
+            System.out.flush();
+        }
         job.printsBatches = true;
         Run run = job.run(processed -> false, Duration.ofDays(1), false);
         System.out.println(run.failure == null ? "STOPPED" : "FAILED " + run.failureText());
