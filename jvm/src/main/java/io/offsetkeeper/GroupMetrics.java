@@ -217,13 +217,13 @@ public final class GroupMetrics implements GroupMetricsMXBean {
         failures.increment();
     }
 
-    void handed(int pendingPartitions) {
+    void handed(int pendingOffsets) {
         handed.increment();
-        asyncPending.set(pendingPartitions);
+        asyncPending.set(pendingOffsets);
     }
 
-    void asyncPending(int partitions) {
-        asyncPending.set(partitions);
+    void asyncPending(int offsets) {
+        asyncPending.set(offsets);
     }
 
     void closed(OffsetKeeper keeper) {
@@ -324,7 +324,7 @@ public final class GroupMetrics implements GroupMetricsMXBean {
     }
 
     @Override
-    public int getAsyncPendingPartitions() {
+    public int getAsyncPendingOffsets() {
         return (int) asyncPending.get();
     }
 

@@ -62,6 +62,9 @@ public interface GroupMetricsMXBean {
     /** Batches handed to commitAsync. */
     long getAsyncCommitsHanded();
 
-    /** Partitions handed to commitAsync and not yet written (the pending batch). */
-    int getAsyncPendingPartitions();
+    /**
+     * Offsets handed to commitAsync and not yet written (the pending batch; a partition counts
+     * once for each batch handed with it).
+     */
+    int getAsyncPendingOffsets();
 }

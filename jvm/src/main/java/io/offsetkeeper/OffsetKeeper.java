@@ -114,10 +114,12 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
     private final transient AtomicReference<Batch> spareBatch = new AtomicReference<>();
 
     // commitAsync's state, guarded by asyncLock; asyncChanged is signalled on every change. The
-    // writer thread takes all of `pending` at once: one batch in flight, one pending.
+    // writer thread takes every queued batch at once and writes them as one: one write in
+    // flight, the batches handed meanwhile queued as they came (no copy on the caller's path).
+    private static final int MAX_QUEUED = 16;
     private final transient ReentrantLock asyncLock = new ReentrantLock();
     private final transient Condition asyncChanged = asyncLock.newCondition();
-    private transient Map<TopicPartition, Long> pending = new LinkedHashMap<>();
+    private transient List<Batch> queued = new ArrayList<>();
     private transient boolean writing;
     // commitAsync calls taken, and how many of them the writes so far covered: a flush waits for
     // the calls made before it, not for those that keep coming meanwhile.
@@ -337,9 +339,10 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      * committed (monotonic commits) and is deferred through ZooKeeper outages as a commit is.
      *
      * <p>Order and merging: one write is in flight at a time. Batches handed over while it runs
-     * are merged into one pending batch, each partition keeping its highest offset, which the
-     * writer commits next. So the pending batch holds at most one offset per partition: a caller
-     * that runs ahead of the writer never waits, its batches merge.
+     * are kept as they are (this call copies nothing but the entries into columns) and merged by
+     * the writer into its next write, each partition keeping its highest offset: together they
+     * are the pending batch. A caller that runs ahead of the writer never waits: past 16 kept
+     * batches it merges them into one itself, so memory stays bounded.
      *
      * <p>The guarantee: after a crash, at most the pending and in-flight batches are processed
      * again (at-least-once); the stored offsets are never more than the in-flight plus the
@@ -415,16 +418,11 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
      * The batch as a map, once the engine checked it as a commit checks it: the writer must
      * never hold offsets that no retry can write.
      */
-    private Map<TopicPartition, Long> checked(Batch batch) {
+    private Batch checked(Batch batch) {
         checkOpen();
         String[] names = batch.names.toArray(new String[0]);
         NativeBridge.checkCommit(group, names, batch.topicIndex, batch.partitions, batch.offsets);
-        Map<TopicPartition, Long> checked = new LinkedHashMap<>(batch.size * 2);
-        for (int i = 0; i < batch.size; i++) {
-            checked.put(new TopicPartition(names[batch.topicIndex[i]], batch.partitions[i]),
-                    batch.offsets[i]);
-        }
-        return checked;
+        return batch;
     }
 
     /**
@@ -507,20 +505,25 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         void handle(OffsetKeeperException failure);
     }
 
-    /** Merges a checked batch into the pending one and wakes the writer, started on first use. */
-    private void hand(Map<TopicPartition, Long> batch) {
+    /** Queues a checked batch and wakes the writer, started on first use. */
+    private void hand(Batch batch) {
         asyncLock.lock();
         try {
             if (closing) {
                 throw closedError();
             }
             reportFailure();
-            if (batch.isEmpty()) {
+            if (batch.size == 0) {
                 return;
             }
-            merge(pending, batch);
+            queued.add(batch);
+            if (queued.size() > MAX_QUEUED) {
+                Batch merged = Batch.of(merged(queued)); // far behind: bound the memory
+                queued.clear();
+                queued.add(merged);
+            }
             handedCalls++;
-            metrics.handed(pending.size());
+            metrics.handed(queuedOffsets());
             if (writer == null) {
                 writer = new Thread(this::writeLoop, "offsetkeeper-commit-" + group);
                 writer.setDaemon(true); // close() ends it; a daemon does not keep the JVM up
@@ -532,11 +535,25 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         }
     }
 
-    /** Each partition keeps its highest offset: a lower one is older work. */
-    private static void merge(Map<TopicPartition, Long> into, Map<TopicPartition, Long> batch) {
-        for (Map.Entry<TopicPartition, Long> e : batch.entrySet()) {
-            into.merge(e.getKey(), e.getValue(), Long::max);
+    /** The batches as one, each partition keeping its highest offset: a lower one is older work. */
+    private static Map<TopicPartition, Long> merged(List<Batch> batches) {
+        Map<TopicPartition, Long> merged = new LinkedHashMap<>();
+        for (Batch b : batches) {
+            for (int i = 0; i < b.size; i++) {
+                merged.merge(new TopicPartition(b.names.get(b.topicIndex[i]), b.partitions[i]),
+                        b.offsets[i], Long::max);
+            }
         }
+        return merged;
+    }
+
+    /** The entries queued for the writer (a partition counted once per batch). Holds asyncLock. */
+    private int queuedOffsets() {
+        int entries = 0;
+        for (Batch b : queued) {
+            entries += b.size;
+        }
+        return entries;
     }
 
     /** Throws a failed write's exception: a conflict every time, any other once. Holds the lock. */
@@ -555,13 +572,13 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
 
     /** Whether the writer has something to write and may. Holds asyncLock. */
     private boolean canWrite() {
-        return !pending.isEmpty() && failure == null && conflict == null;
+        return !queued.isEmpty() && failure == null && conflict == null;
     }
 
     /** The writer thread: commits what is pending, one write at a time, until close(). */
     private void writeLoop() {
         while (true) {
-            Map<TopicPartition, Long> batch;
+            Batch batch;
             long calls;
             asyncLock.lock();
             try {
@@ -571,8 +588,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                     }
                     asyncChanged.awaitUninterruptibly();
                 }
-                batch = pending;
-                pending = new LinkedHashMap<>();
+                batch = queued.size() == 1 ? queued.get(0) : Batch.of(merged(queued));
+                queued = new ArrayList<>();
                 calls = handedCalls;
                 writing = true;
                 metrics.asyncPending(0);
@@ -594,8 +611,8 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                 if (failed == null) {
                     writtenCalls = calls;
                 } else {
-                    merge(pending, batch); // not lost: written by the next write
-                    metrics.asyncPending(pending.size());
+                    queued.add(0, batch); // not lost: written by the next write
+                    metrics.asyncPending(queuedOffsets());
                     failure = failed;
                     if (failed instanceof CommitConflictException) {
                         conflict = (CommitConflictException) failed;
@@ -665,6 +682,15 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
         static ConcurrentModificationException changed(String how) {
             return new ConcurrentModificationException(
                     "offsets changed while being committed: " + how);
+        }
+
+        /** A batch of the map's entries. */
+        static Batch of(Map<TopicPartition, Long> offsets) {
+            Batch batch = new Batch(offsets.size());
+            for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+                batch.add(e.getKey().topic(), e.getKey().partition(), e.getValue());
+            }
+            return batch;
         }
 
         /** An empty batch for {@code entries}: {@code spare} (may be null) if it fits. */

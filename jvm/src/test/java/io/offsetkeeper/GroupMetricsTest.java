@@ -71,7 +71,7 @@ public class GroupMetricsTest {
             keeper.commitAsync(Collections.singletonMap(tp(topic, 0), 100L));
             keeper.flush();
             assertEquals(1L, JMX.getAttribute(name, "AsyncCommitsHanded"));
-            assertEquals(0, JMX.getAttribute(name, "AsyncPendingPartitions"));
+            assertEquals(0, JMX.getAttribute(name, "AsyncPendingOffsets"));
             assertEquals("the writer's commit counts", 4L, JMX.getAttribute(name, "Commits"));
 
             keeper.close();

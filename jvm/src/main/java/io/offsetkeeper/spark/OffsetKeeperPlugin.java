@@ -125,8 +125,8 @@ public final class OffsetKeeperPlugin implements SparkPlugin {
                 (Gauge<Long>) m::getMillisSinceLastStoredCommit);
         registry.register(prefix + ".stale_partitions", (Gauge<Integer>) m::getStalePartitions);
         registry.register(prefix + ".ownership_held", (Gauge<Integer>) m::getOwnershipHeld);
-        registry.register(prefix + ".async_pending_partitions",
-                (Gauge<Integer>) m::getAsyncPendingPartitions);
+        registry.register(prefix + ".async_pending_offsets",
+                (Gauge<Integer>) m::getAsyncPendingOffsets);
         return listener;
     }
 

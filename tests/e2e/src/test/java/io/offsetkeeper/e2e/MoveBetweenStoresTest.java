@@ -5,17 +5,11 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
-import static org.junit.Assert.fail;
 
 import io.offsetkeeper.PartitionReport;
 import io.offsetkeeper.e2e.StreamingJob.Offsets;
 import io.offsetkeeper.e2e.StreamingJob.Record;
 import io.offsetkeeper.e2e.StreamingJob.Run;
-import java.io.BufferedReader;
-import java.io.File;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,12 +21,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.apache.kafka.common.TopicPartition;
@@ -73,8 +64,6 @@ public class MoveBetweenStoresTest extends ClusterTestBase {
     private static final int COMMITS_BEFORE_KILL = 3;
     private static final String ZOOKEEPER = "zookeeper";
     private static final String KAFKA = "kafka";
-    /** One record as {@link Record#toString} prints it: topic-partition@offset. */
-    private static final Pattern RECORD = Pattern.compile("(.+)-(\\d+)@(\\d+)");
 
     private String topic;
     private String group;
@@ -214,9 +203,21 @@ public class MoveBetweenStoresTest extends ClusterTestBase {
         long[] start = expectedStart(phase);
         long began = System.nanoTime();
         List<List<Record>> batches;
-        try (Driver driver = new Driver(group, topic, phase)) {
-            driver.awaitKilled();
+        AtomicInteger commits = new AtomicInteger();
+        // Called by the one thread that reads the driver's stdout, line by line in order.
+        Predicate<String> killOn = line -> {
+            if (line.startsWith("COMMITTED ")) {
+                commits.incrementAndGet();
+                return false;
+            }
+            // At once: the driver is in that batch, before or in its commit.
+            return line.startsWith("PROCESSED ") && commits.get() >= COMMITS_BEFORE_KILL;
+        };
+        try (DriverProcess driver = new DriverProcess(
+                Arrays.asList(cluster.zookeeper, cluster.bootstrap, group, topic, phase), killOn)) {
+            driver.awaitKilled(DRIVER_WAIT_MS);
             batches = driver.batches();
+            assertTrue("the driver printed no batch: " + driver.output(), !batches.isEmpty());
         }
         List<Record> records = new ArrayList<>();
         batches.forEach(records::addAll);
@@ -457,109 +458,6 @@ public class MoveBetweenStoresTest extends ClusterTestBase {
         @Override
         public void close() {
             stop();
-        }
-    }
-
-    /**
-     * {@link StreamingJob#main} as a driver JVM of its own, killed with SIGKILL by the thread that
-     * reads its output, at once when it printed the first batch processed after
-     * {@link #COMMITS_BEFORE_KILL} commits.
-     */
-    private static final class Driver implements AutoCloseable {
-        final Process process;
-        /** What the job printed on stdout, in order. */
-        final List<String> out = new CopyOnWriteArrayList<>();
-        /** Every line, stderr's marked, for failure messages. */
-        final List<String> all = new CopyOnWriteArrayList<>();
-        private final Thread outReader;
-        private volatile boolean killed;
-
-        Driver(String group, String topic, String phase) throws IOException {
-            String classpath = System.getProperty("offsetkeeper.e2e.classpath");
-            String jvmArgs = System.getProperty("offsetkeeper.e2e.jvmArgs");
-            assertTrue("offsetkeeper.e2e.classpath/jvmArgs are not set (Gradle sets them)",
-                    classpath != null && jvmArgs != null);
-            List<String> command = new ArrayList<>();
-            command.add(new File(System.getProperty("java.home"), "bin/java").getPath());
-            command.addAll(Arrays.asList(jvmArgs.split(" ")));
-            command.addAll(Arrays.asList("-cp", classpath, StreamingJob.class.getName(),
-                    cluster.zookeeper, cluster.bootstrap, group, topic, phase));
-            // stdout apart: the job's lines are parsed, and a log line must not cut into one.
-            process = new ProcessBuilder(command).start();
-            outReader = read(process.getInputStream(), true);
-            read(process.getErrorStream(), false);
-        }
-
-        private Thread read(InputStream stream, boolean stdout) {
-            Thread reader = new Thread(() -> {
-                int commits = 0;
-                try (BufferedReader lines = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = lines.readLine()) != null) {
-                        all.add(stdout ? line : "stderr: " + line);
-                        if (!stdout) {
-                            continue;
-                        }
-                        out.add(line);
-                        if (line.startsWith("COMMITTED ")) {
-                            commits++;
-                        } else if (line.startsWith("PROCESSED ") && commits >= COMMITS_BEFORE_KILL && !killed) {
-                            // From this thread, at once: the driver is in that batch, before or
-                            // in its commit.
-                            killed = true;
-                            process.destroyForcibly(); // SIGKILL
-                        }
-                    }
-                } catch (IOException e) {
-                    all.add("(output lost: " + e + ")");
-                }
-            });
-            reader.setDaemon(true);
-            reader.start();
-            return reader;
-        }
-
-        /** Waits for the kill, the driver's death, and every line it wrote before it. */
-        void awaitKilled() throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DRIVER_WAIT_MS);
-            while (!killed) {
-                boolean exited = !process.isAlive() && !killed;
-                if (exited || System.nanoTime() > deadline) {
-                    fail("the driver did not commit " + COMMITS_BEFORE_KILL + " batches"
-                            + (exited ? ", it exited" : " in time") + "; its output:\n" + String.join("\n", all));
-                }
-                Thread.sleep(50);
-            }
-            assertTrue("the driver did not die of SIGKILL", process.waitFor(30, TimeUnit.SECONDS));
-            outReader.join(30_000);
-        }
-
-        /** The batches the driver printed as processed, in order; a line the kill cut is left out. */
-        List<List<Record>> batches() {
-            List<List<Record>> batches = new ArrayList<>();
-            String prefix = "PROCESSED [";
-            for (String line : out) {
-                if (!line.startsWith(prefix) || !line.endsWith("]")) {
-                    continue;
-                }
-                List<Record> batch = new ArrayList<>();
-                for (String item : line.substring(prefix.length(), line.length() - 1).split(", ")) {
-                    Matcher m = RECORD.matcher(item);
-                    assertTrue("not a record: " + item, m.matches());
-                    batch.add(new Record(m.group(1), Integer.parseInt(m.group(2)), Long.parseLong(m.group(3))));
-                }
-                batches.add(batch);
-            }
-            assertTrue("the driver printed no batch: " + String.join("\n", all), !batches.isEmpty());
-            return batches;
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            if (process.isAlive()) {
-                process.destroyForcibly();
-                process.waitFor(30, TimeUnit.SECONDS);
-            }
         }
     }
 }

@@ -28,7 +28,10 @@ import org.junit.Test;
  * The metrics and {@code commitAsync} in real Spark drivers (JVMs of their own, Spark 3.5,
  * local[2]) with {@code spark.plugins=io.offsetkeeper.spark.OffsetKeeperPlugin}: the metrics are
  * read over HTTP from each running driver's Prometheus servlet, as a Prometheus server scrapes
- * them, and checked against what the job printed and what ZooKeeper holds.
+ * them, and checked against what the job printed and what ZooKeeper holds: records lost equal to
+ * the load's report, the commit timer counting the batches, the lag, and a ZooKeeper outage
+ * (reached through a {@link TcpProxy} that is cut) shown by the deferred commits and ended. The
+ * asynchronous commit is run through a SIGKILL, a zombie and {@code concurrentJobs=2}.
  */
 public class SparkMetricsTest extends ClusterTestBase {
     private static final long DRIVER_WAIT_MS = 120_000;
@@ -90,6 +93,36 @@ public class SparkMetricsTest extends ClusterTestBase {
                 awaitMetric(ui, group, "lag_" + topic.replaceAll("[^a-zA-Z0-9]", "_"), s -> s == 0, "the lag once every record was committed");
             } catch (AssertionError e) {
                 throw new AssertionError(e.getMessage() + "\nthe driver's last lines:\n" + driver.tail(40), e);
+            }
+        }
+    }
+
+    @Test
+    public void aZooKeeperOutageShowsAsDeferredCommitsAndEnds() throws Exception {
+        String topic = unique("outage");
+        String group = unique("outage-g");
+        cluster.createTopic(topic, 1);
+        cluster.produce(topic, 0, 10);
+        try (TcpProxy zookeeper = new TcpProxy(cluster.zookeeper);
+                DriverProcess driver = new DriverProcess(driverArgs(zookeeper.address(), group, topic,
+                        "offsetkeeper.zookeeper.timeout.ms=2000"), null)) {
+            try {
+                String ui = driver.await("UI ", DRIVER_WAIT_MS).substring(3);
+                awaitStored(group, topic, 0, 10);
+                // Cut while there is more to commit (a batch with nothing new writes nothing).
+                zookeeper.cut();
+                cluster.produce(topic, 0, 20);
+                Scrape outage = awaitMetric(ui, group, "commit_outage_ms", ms -> ms > 0, "an outage during the cut");
+                assertTrue("deferred commits during the cut", outage.counter("commits_deferred") > 0);
+                assertEquals("10", cluster.readZnode(Cluster.offsetPath(group, topic, 0)));
+                zookeeper.restore();
+                Scrape after = awaitMetric(ui, group, "commit_outage_ms", ms -> ms == 0, "the outage's end");
+                assertTrue(after.counter("commits_deferred") >= outage.counter("commits_deferred"));
+                assertEquals(0, after.counter("commit_failures"));
+                awaitStored(group, topic, 0, 30);
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "\n" + zookeeper + "\nthe driver's last lines:\n"
+                        + driver.tail(60), e);
             }
         }
     }

@@ -7,6 +7,7 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -36,21 +37,25 @@ import org.apache.spark.streaming.scheduler.StreamingListenerBatchCompleted;
 /**
  * The Spark job of the Spark-job benchmark ({@link SparkJobBench}): local[2], 1 s batches,
  * {@code Assign} over every partition of the topic, {@code rdd.count()} as its processing, and
- * one of two ways to keep the offsets:
+ * one of three ways to keep the offsets:
  * <ul>
  *   <li>{@code keeper}: offsetkeeper as the README writes it, {@code keeper.load(topics)} before
  *       the stream (timed), {@code SparkOffsets.commit(keeper, ranges)} at the end of each batch;
+ *   <li>{@code async}: the same load, then {@code SparkOffsets.commitAsync(keeper, ranges)}; each
+ *       batch also notes whether every earlier batch was stored when it came
+ *       ({@code keeper.flush(Duration.ZERO)}, which does not wait), so at most this batch is
+ *       not stored ({@code behind=0}) or more ({@code behind=1});
  *   <li>{@code spark}: Spark's own {@code commitAsync(ranges)}, the offsets in the Kafka group
  *       (the start from the group's committed offsets).
  * </ul>
  * A {@link StreamingListener} writes one line per completed batch, Spark's own timings:
- * {@code batch=MS processing=MS scheduling=MS total=MS records=N ranges=N commitMicros=N}
+ * {@code batch=MS processing=MS scheduling=MS total=MS records=N ranges=N commitMicros=N behind=0|1}
  * ({@code ranges} and {@code commitMicros}, the commit call's own time, come from the batch's
  * {@code foreachRDD}). After BATCHES completed batches the job stops and exits 0; a failed
  * commit or batch exits 1.
  *
  * <pre>
- * BenchJob keeper|spark ZOOKEEPER BOOTSTRAP TOPIC GROUP BATCHES OUT_FILE
+ * BenchJob keeper|async|spark ZOOKEEPER BOOTSTRAP TOPIC GROUP BATCHES OUT_FILE
  * </pre>
  */
 public final class BenchJob {
@@ -61,11 +66,12 @@ public final class BenchJob {
     private BenchJob() {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 7 || !(args[0].equals("keeper") || args[0].equals("spark"))) {
-            throw new IllegalArgumentException("usage: BenchJob keeper|spark ZOOKEEPER BOOTSTRAP TOPIC GROUP "
+        if (args.length != 7 || !Arrays.asList("keeper", "async", "spark").contains(args[0])) {
+            throw new IllegalArgumentException("usage: BenchJob keeper|async|spark ZOOKEEPER BOOTSTRAP TOPIC GROUP "
                     + "BATCHES OUT_FILE; got " + Arrays.toString(args));
         }
-        boolean keeperMode = args[0].equals("keeper");
+        boolean keeperMode = !args[0].equals("spark");
+        boolean async = args[0].equals("async");
         String zookeeper = args[1];
         List<String> topics = Arrays.asList(args[3]);
         int batches = Integer.parseInt(args[5]);
@@ -111,9 +117,13 @@ public final class BenchJob {
         input.foreachRDD((rdd, time) -> {
             OffsetRange[] ranges = ((HasOffsetRanges) rdd.rdd()).offsetRanges();
             long records = rdd.count();
+            // Before the hand-over, not timed: were all earlier batches stored by now?
+            boolean behind = async && !k.flush(Duration.ZERO);
             long start = System.nanoTime();
             try {
-                if (k != null) {
+                if (async) {
+                    SparkOffsets.commitAsync(k, ranges);
+                } else if (k != null) {
                     CommitResult result = SparkOffsets.commit(k, ranges);
                     if (result.deferred()) {
                         fail("batch " + time.milliseconds() + ": commit deferred, pending=" + result.pending());
@@ -127,7 +137,7 @@ public final class BenchJob {
             }
             long commitMicros = (System.nanoTime() - start) / 1_000;
             PER_BATCH.put(time.milliseconds(), "records=" + records + " ranges=" + ranges.length
-                    + " commitMicros=" + commitMicros);
+                    + " commitMicros=" + commitMicros + " behind=" + (behind ? 1 : 0));
         });
         ssc.addStreamingListener(new StreamingListener() {
             @Override
