@@ -12,8 +12,8 @@ CONTRIBUTING.md and docs/*.md:
 - links: every relative link of a page points at an existing file, and a `#anchor` at a heading
   of that page (GitHub's anchors: lower case, punctuation dropped, spaces as hyphens);
 - tasks: every `gradle <task>` a page names is defined in build.gradle, gradle/*.gradle or a
-  subproject's build file (`task name`, `task("name"`, `chaosTask('name'`, the compat tasks), or
-  is one of Gradle's own;
+  subproject's build file (`task name`, `task("name"`, `chaosTask('name'`, `backgroundTier(t, 'name'`,
+  the compat tasks), or is one of Gradle's own;
 - paths: every repository path in inline backticks that has a slash and a file extension exists
   (build outputs, home folders, absolute paths and placeholders are skipped);
 - sizes: the sizes stated of the jars and of the native libraries inside match the built jars to
@@ -246,6 +246,10 @@ def gradle_task_names(root: Path) -> tuple[set[str], list[str]]:
             prefix = quoted.split("$")[0]
             if "$" in quoted and prefix:
                 prefixes.append(prefix)
+        # Background tiers (gradle/background.gradle): backgroundTier(task, 'name', ...) defines
+        # name and nameStart.
+        for tier in re.findall(r"backgroundTier\(\s*\w+,\s*'(\w+)'", text):
+            names |= {tier, tier + "Start"}
         # The compat tasks: [name: 'compat', ...] entries turned into tasks by task(spec.name).
         names |= set(re.findall(r"\[name: '(\w+)'", text))
         if re.search(r"task\(\"\$\{spec\.name\}Start\"\)", text):

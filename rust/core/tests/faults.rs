@@ -20,6 +20,7 @@ fn offsets(topic: &str, offset: i64) -> Vec<(TopicPartition, i64)> {
 }
 
 #[test]
+#[ignore = "stops, freezes or cuts servers for minutes: run by `gradle cargoTestSlow`"]
 fn stopped_servers_fail_calls_within_their_timeout_and_nothing_is_half_written() {
     let private = PrivateCluster::start("faults");
     let cluster = private.cluster.clone();

@@ -117,6 +117,7 @@ fn kind(err: &Error) -> String {
 }
 
 #[test]
+#[ignore = "stops, freezes or cuts servers for minutes: run by `gradle cargoTestSlow`"]
 fn zookeeper_restarted_during_a_thousand_commits() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ensemble = Ensemble::start("zk-restart", 1);
@@ -210,6 +211,7 @@ fn zookeeper_restarted_during_a_thousand_commits() {
 }
 
 #[test]
+#[ignore = "stops, freezes or cuts servers for minutes: run by `gradle cargoTestSlow`"]
 fn zookeeper_frozen_longer_than_the_session_timeout() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ensemble = Ensemble::start("zk-freeze", 1);
@@ -341,6 +343,7 @@ fn zookeeper_frozen_longer_than_the_session_timeout() {
 }
 
 #[test]
+#[ignore = "stops, freezes or cuts servers for minutes: run by `gradle cargoTestSlow`"]
 fn a_three_node_ensemble_commits_while_a_quorum_stands() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ensemble = Ensemble::start("zk-quorum", 3);
