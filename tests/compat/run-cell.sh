@@ -323,4 +323,8 @@ failed=$(grep -o '^test [^ ]* \.\.\. FAILED' "$LOG" | awk '{print $2}' | tr '\n'
 note="$passed${failed:+; failed: $failed}"
 result "$status" "${loads:--}" "$note"
 log "$CELL: $status ($note; loads ${loads:--}; $((SECONDS - START)) s); log in $LOG"
+if [ -n "$failed" ]; then
+  # The failures' own output (panic messages), so the build's log says why without the cell's.
+  sed -n '/^failures:$/,/^test result:/p' "$LOG" | head -n 80 >&2
+fi
 [ "$status" = pass ]

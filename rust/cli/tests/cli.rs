@@ -173,9 +173,14 @@ fn iso_utc(ms: i64) -> String {
 }
 
 /// A loopback port nothing listens on.
-fn dead_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
+/// A loopback port that refuses connections for as long as the returned socket lives: bound but
+/// not listening, so no other process can take the port, and no client's own ephemeral port can
+/// be it (a client connecting to its own port would connect to itself).
+fn dead_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.bind(([127, 0, 0, 1], 0).into()).expect("bind");
+    let port = socket.local_addr().expect("addr").port();
+    (socket, port)
 }
 
 #[test]
@@ -1527,7 +1532,7 @@ fn error_paths_exit_non_zero_with_one_line() {
 #[test]
 fn unreachable_servers_fail_within_the_timeout_naming_the_server() {
     let cluster = cluster();
-    let port = dead_port();
+    let (_held, port) = dead_port();
     let dead = format!("127.0.0.1:{port}");
     let group = unique("dead");
 
