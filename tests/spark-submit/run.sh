@@ -10,6 +10,15 @@
 #   cluster mode  --jars offsetkeeper_2.12-<version>.jar and the connector's jars (in cluster mode
 #                 --packages reaches the driver alone; see connector_jars); the driver runs on the worker. It is killed through the master
 #                 (deploy.Client kill), submitted again, and killed again.
+#   Kerberos cluster mode (with --kerberos-env)
+#                 cluster mode's runs against the Kerberos cluster, as docs/security.md tells a
+#                 user of a Kerberized cluster: KerberosClickCount.java beside this file (SASL_SSL,
+#                 GSSAPI, a JKS truststore); a JAAS file (Client, KafkaClient) naming the keytab
+#                 relatively, the keytab and the truststore by --files (a standalone driver gets
+#                 them in its SparkFiles directory only: the job copies them into its working
+#                 directory); the JAAS file and krb5.conf by the driver's and the executors' Java
+#                 options. Records go in through the broker's PLAINTEXT listener; describe logs in
+#                 with the cluster's client keytab.
 #
 # No record lost: after each run the group's stored offsets (the operator CLI's describe) are
 # the topic's log ends, and the counts the drivers printed add up to at least the records
@@ -18,11 +27,12 @@
 #
 #   run.sh --spark-home DIR --java-home DIR --cluster-env FILE --jar FILE --repo DIR
 #          --examples DIR --version V --spark-version V --classpath CP --cli FILE
-#          --driver-java-options OPTS --work DIR
+#          --driver-java-options OPTS --work DIR [--kerberos-env FILE]
 #
 #   --spark-home     venv.sh's answer: bin/spark-submit, bin/spark-class, jars/
 #   --java-home      the JDK for every JVM (Gradle's own)
 #   --cluster-env    cluster.env of clusterStart (OFFSETKEEPER_ZK, OFFSETKEEPER_BOOTSTRAP)
+#   --kerberos-env   kerberos.env of kerberosClusterStart: adds the Kerberos cluster mode
 #   --jar            offsetkeeper_2.12-<version>.jar as :jvm:jar built it
 #   --repo           build/repo, the Maven repository of :jvm:publishToBuildRepo
 #   --examples       the compiled Scala examples (:e2e:compileExamples), packed into the app jar
@@ -46,7 +56,7 @@ declare -A OPT=()
 while [ $# -gt 0 ]; do
   case $1 in
     --spark-home | --java-home | --cluster-env | --jar | --repo | --examples | --version | \
-      --spark-version | --classpath | --cli | --driver-java-options | --work)
+      --spark-version | --classpath | --cli | --driver-java-options | --work | --kerberos-env)
       [ $# -ge 2 ] || die "$1 needs a value"
       OPT[${1#--}]=$2
       shift 2
@@ -59,7 +69,7 @@ for name in spark-home java-home cluster-env jar repo examples version spark-ver
   [ -n "${OPT[$name]:-}" ] || die "--$name is required"
 done
 
-GROUP=click-count # QuickStartJob's group.id
+GROUP=click-count # QuickStartJob's group.id, and KerberosClickCount's
 WAIT=${OFFSETKEEPER_SPARK_SUBMIT_WAIT:-180}
 VERSION=${OPT[version]}
 SPARK_VERSION=${OPT[spark-version]}
@@ -86,6 +96,21 @@ unset HADOOP_CONF_DIR YARN_CONF_DIR SPARK_DIST_CLASSPATH SPARK_SUBMIT_OPTS SPARK
   || die "no io.offsetkeeper:offsetkeeper_2.12:$VERSION in ${OPT[repo]}; run 'gradle publishAll'"
 [ -f "${OPT[examples]}/QuickStartJob.class" ] || die "no QuickStartJob.class in ${OPT[examples]}; run 'gradle :e2e:compileExamples'"
 [ -x "$CLI" ] || die "$CLI is missing; run 'gradle :jvm:cargoBuildCli'"
+KERBEROS_ENV=${OPT[kerberos-env]:-}
+if [ -n "$KERBEROS_ENV" ]; then
+  [ -f "$KERBEROS_ENV" ] || die "$KERBEROS_ENV is missing; run 'gradle kerberosClusterStart'"
+  # shellcheck source=/dev/null
+  . "$KERBEROS_ENV"
+  for name in ZK KAFKA_SASL_SSL KAFKA_PLAINTEXT TRUSTSTORE_JKS TRUSTSTORE_PASSWORD CA KRB5_CONF \
+    CLIENT_PRINCIPAL CLIENT_KEYTAB CLIENT_JAAS; do
+    name=OFFSETKEEPER_KERBEROS_$name
+    [ -n "${!name:-}" ] || die "no $name in $KERBEROS_ENV"
+  done
+  for name in TRUSTSTORE_JKS CA KRB5_CONF CLIENT_KEYTAB CLIENT_JAAS; do
+    name=OFFSETKEEPER_KERBEROS_$name
+    [ -f "${!name}" ] || die "${!name} ($name) is missing; run 'gradle kerberosClusterStart'"
+  done
+fi
 
 # A fresh work dir, but for the Ivy cache of the downloaded packages, less offsetkeeper's
 # artifact: a rebuilt jar keeps its version, and Ivy would serve the cached one.
@@ -175,6 +200,11 @@ done
 log "Spark $SPARK_VERSION standalone: master $MASTER (UI $MASTER_JSON), one worker (2 cores, 2g)"
 
 # ---- What the submissions need --------------------------------------------------------------
+# The cluster that produce, describe and submit_cluster go to: the open one, until
+# kerberos_cluster_mode switches them to the Kerberos one.
+ZK=$OFFSETKEEPER_ZK BOOTSTRAP=$OFFSETKEEPER_BOOTSTRAP PRODUCE_BOOTSTRAP=$OFFSETKEEPER_BOOTSTRAP
+CLI_ENV=() CLI_OPTS=() # describe's environment and options (the Kerberos cluster's login)
+
 # The application jar, as a user's build would make it: the compiled examples.
 "$JAVA_HOME/bin/jar" cf "$WORK/app.jar" -C "${OPT[examples]}" . || fail "jar could not pack ${OPT[examples]}"
 APP_JAR=$WORK/app.jar
@@ -184,7 +214,7 @@ APP_JAR=$WORK/app.jar
   || { DIAG+=("$LOGS/javac.log"); fail "Produce.java did not compile"; }
 # produce TOPIC COUNT
 produce() {
-  "$JAVA_HOME/bin/java" -cp "$WORK/classes:${OPT[classpath]}" Produce "$OFFSETKEEPER_BOOTSTRAP" "$1" "$2" \
+  "$JAVA_HOME/bin/java" -cp "$WORK/classes:${OPT[classpath]}" Produce "$PRODUCE_BOOTSTRAP" "$1" "$2" \
     >>"$LOGS/produce.log" 2>&1 || { DIAG+=("$LOGS/produce.log"); fail "producing $2 records to $1 failed"; }
 }
 
@@ -209,7 +239,7 @@ SUBMIT_CONF=(--conf "spark.jars.ivy=$IVY" --conf "spark.jars.ivySettings=$IVY_SE
 
 # describe TOPIC: the group's stored offsets of TOPIC, as JSON.
 describe() {
-  "$CLI" --zookeeper "$OFFSETKEEPER_ZK" --bootstrap-servers "$OFFSETKEEPER_BOOTSTRAP" --group "$GROUP" \
+  env "${CLI_ENV[@]}" "$CLI" --zookeeper "$ZK" --bootstrap-servers "$BOOTSTRAP" "${CLI_OPTS[@]}" --group "$GROUP" \
     describe --topic "$1" --format json 2>>"$LOGS/cli.log"
 }
 
@@ -299,19 +329,23 @@ connector_jars() {
 
 driver_ids() { state drivers "$MASTER_JSON" | cut -d' ' -f1; }
 
+# What submit_cluster submits, set by each cluster mode: MODE names its logs; APP holds
+# spark-submit's options for the application, the app jar and the arguments before the topic,
+# APP_TAIL those after it.
+MODE=cluster APP=() APP_TAIL=()
+
 # submit_cluster N TOPIC: spark-submit --deploy-mode cluster, which returns once the master has
 # the driver; sets DRIVER_ID to the driver the master lists anew. The driver's JVM is launched
 # by the Worker, and Spark 3.5's launcher adds the --add-opens that Spark needs on JDK 17 only
 # to JVMs it starts itself, so they are given as the driver's Java options (those of the e2e's
-# drivers); the executors get them from SparkContext.
+# drivers; every mode's APP has them); the executors get them from SparkContext.
 submit_cluster() {
   local known lines i
   known=" $(driver_ids 2>/dev/null | tr '\n' ' ' || true) "
-  DIAG+=("$LOGS/cluster-submit-$1.log")
-  timeout 180 "$SPARK_HOME/bin/spark-submit" --master "$MASTER" --deploy-mode cluster --class QuickStartJob \
-    --jars "$JAR,$(connector_jars)" --driver-java-options "${OPT[driver-java-options]}" "${SUBMIT_CONF[@]}" \
-    "$APP_JAR" "$OFFSETKEEPER_ZK" "$OFFSETKEEPER_BOOTSTRAP" "$2" \
-    </dev/null >"$LOGS/cluster-submit-$1.log" 2>&1 \
+  DIAG+=("$LOGS/$MODE-submit-$1.log")
+  timeout 180 "$SPARK_HOME/bin/spark-submit" --master "$MASTER" --deploy-mode cluster \
+    --jars "$JAR,$(connector_jars)" "${SUBMIT_CONF[@]}" "${APP[@]}" "$2" "${APP_TAIL[@]}" \
+    </dev/null >"$LOGS/$MODE-submit-$1.log" 2>&1 \
     || fail "spark-submit --deploy-mode cluster exited with status $?"
   DRIVER_ID=""
   for ((i = 0; i < 30; i++)); do
@@ -322,7 +356,7 @@ submit_cluster() {
   done
   [ -n "$DRIVER_ID" ] || fail "the master lists no new driver after spark-submit --deploy-mode cluster"
   DIAG+=("$WORK/worker/$DRIVER_ID/stderr" "$WORK/worker/$DRIVER_ID/stdout")
-  log "cluster mode: driver $DRIVER_ID submitted"
+  log "$MODE mode: driver $DRIVER_ID submitted"
 }
 # Alive while the master lists it among the active drivers (when the master answers at all).
 cluster_alive() {
@@ -348,31 +382,107 @@ kill_driver() {
   fail "the master still lists driver $DRIVER_ID as active 60 s after deploy.Client kill"
 }
 
-cluster_mode() {
-  local topic=spark-submit-cluster-$RUN started=$SECONDS first second counted
+# cluster_runs TOPIC: records, a driver of APP submitted, its commits; more records, the driver
+# killed through the master, a second one submitted, its commits, and it killed too. Sets FIRST
+# and SECOND (the drivers) and COUNTED (the records their output counted).
+cluster_runs() {
+  local topic=$1
   produce "$topic" 200
   submit_cluster 1 "$topic"
-  first=$DRIVER_ID
+  FIRST=$DRIVER_ID
   wait_committed "$topic" 200 "$WAIT" cluster_alive
 
   produce "$topic" 100
   kill_driver
   submit_cluster 2 "$topic"
-  second=$DRIVER_ID
+  SECOND=$DRIVER_ID
   wait_committed "$topic" 300 "$WAIT" cluster_alive
   kill_driver
 
   # What a driver prints after the master's kill may miss its stdout file (the Worker stops copying
   # the output of a driver it kills): the counts must cover the 200 records committed before the
   # first kill; the 100 after it are shown by the stored offsets alone.
-  counted=$(state counts "$WORK/worker/$first/stdout" "$WORK/worker/$second/stdout")
-  [ "$counted" -ge 200 ] || fail "the drivers printed counts adding up to $counted, fewer than the 200 records committed before the first kill"
+  COUNTED=$(state counts "$WORK/worker/$FIRST/stdout" "$WORK/worker/$SECOND/stdout")
+  [ "$COUNTED" -ge 200 ] || fail "the drivers printed counts adding up to $COUNTED, fewer than the 200 records committed before the first kill"
+}
+
+cluster_mode() {
+  local topic=spark-submit-cluster-$RUN started=$SECONDS
+  MODE=cluster
+  APP=(--class QuickStartJob --driver-java-options "${OPT[driver-java-options]}" "$APP_JAR" "$ZK" "$BOOTSTRAP")
+  APP_TAIL=()
+  cluster_runs "$topic"
   echo "spark-submit cluster mode: passed in $((SECONDS - started)) s: 300 records on $topic; the stored" \
     "offsets were the log ends after the first driver and after it was killed through the master and" \
-    "submitted again ($first, $second); the drivers' output counted $counted records (>= 200)"
+    "submitted again ($FIRST, $SECOND); the drivers' output counted $COUNTED records (>= 200)"
+}
+
+# ---- Kerberos cluster mode --------------------------------------------------------------------
+# cluster_runs against the Kerberos cluster (a KDC, a ZooKeeper requiring SASL GSSAPI of every
+# session, a broker whose SASL_SSL listener takes only GSSAPI), set up as docs/security.md tells a
+# user of a Kerberized cluster: the files go by --files and are named relatively, the JAAS file
+# and krb5.conf by Java options, to the driver (the keeper, Spark's driver consumer) and to the
+# executors (Spark's consumers).
+kerberos_cluster_mode() {
+  local topic=spark-submit-kerberos-$RUN started=$SECONDS dir=$WORK/kerberos jars section
+  local krb5=$OFFSETKEEPER_KERBEROS_KRB5_CONF
+  mkdir -p "$dir/classes"
+  # The job compiled as a user's build would: against Spark's jars, offsetkeeper's and the
+  # connector's (those cluster mode submits by --jars).
+  jars=$(connector_jars)
+  "$JAVA_HOME/bin/javac" --release 8 -d "$dir/classes" -cp "$SPARK_HOME/jars/*:$JAR:${jars//,/:}" \
+    "$HERE/KerberosClickCount.java" 2>"$LOGS/javac-kerberos.log" \
+    || { DIAG+=("$LOGS/javac-kerberos.log"); fail "KerberosClickCount.java did not compile"; }
+  "$JAVA_HOME/bin/jar" cf "$dir/app.jar" -C "$dir/classes" . || fail "jar could not pack $dir/classes"
+
+  # What --files ships: a JAAS file as on a Kerberized CDH/HDP cluster (docs/security.md), whose
+  # keyTab is relative; the keytab; the truststore. The executors find them in their working
+  # directories; the driver in its SparkFiles directory, from which the job copies them into its
+  # working directory (KerberosClickCount.java says why).
+  for section in Client KafkaClient; do
+    printf '%s\n' "$section {" '  com.sun.security.auth.module.Krb5LoginModule required' \
+      '  useKeyTab=true storeKey=true useTicketCache=false' '  keyTab="offsetkeeper.keytab"' \
+      "  principal=\"$OFFSETKEEPER_KERBEROS_CLIENT_PRINCIPAL\";" '};'
+  done >"$dir/jaas.conf"
+  cp "$OFFSETKEEPER_KERBEROS_CLIENT_KEYTAB" "$dir/offsetkeeper.keytab"
+  chmod 600 "$dir/offsetkeeper.keytab"
+  cp "$OFFSETKEEPER_KERBEROS_TRUSTSTORE_JKS" "$dir/truststore.jks"
+
+  # describe: the CLI logs in to ZooKeeper and Kafka from the keytab of the cluster's client JAAS
+  # file (the same principal; absolute paths), through the system's GSS-API with the realm's
+  # krb5.conf (docs/cli.md, Kerberos), and trusts the broker's CA over SASL_SSL. A keytab login
+  # keeps its tickets in memory; KRB5CCNAME names an unused cache of its own all the same, so that
+  # no default cache of the machine is read.
+  printf '%s\n' security.protocol=SASL_SSL sasl.kerberos.service.name=kafka \
+    "ssl.truststore.location=$OFFSETKEEPER_KERBEROS_CA" ssl.truststore.type=PEM \
+    "java.security.auth.login.config=$OFFSETKEEPER_KERBEROS_CLIENT_JAAS" >"$dir/cli.properties"
+  CLI_ENV=("KRB5_CONFIG=$krb5" "KRB5CCNAME=FILE:$dir/cli.ccache")
+  CLI_OPTS=(--command-config "$dir/cli.properties")
+  ZK=$OFFSETKEEPER_KERBEROS_ZK BOOTSTRAP=$OFFSETKEEPER_KERBEROS_KAFKA_SASL_SSL
+  # Records go in without Kerberos, as the Kerberos tests stage theirs.
+  PRODUCE_BOOTSTRAP=$OFFSETKEEPER_KERBEROS_KAFKA_PLAINTEXT
+
+  MODE=kerberos
+  APP=(--class KerberosClickCount --files "$dir/jaas.conf,$dir/offsetkeeper.keytab,$dir/truststore.jks"
+    --driver-java-options "-Djava.security.auth.login.config=jaas.conf -Djava.security.krb5.conf=$krb5 ${OPT[driver-java-options]}"
+    --conf "spark.executor.extraJavaOptions=-Djava.security.auth.login.config=jaas.conf -Djava.security.krb5.conf=$krb5"
+    "$dir/app.jar" "$ZK" "$BOOTSTRAP")
+  APP_TAIL=("$OFFSETKEEPER_KERBEROS_TRUSTSTORE_PASSWORD") # the job's argument; not in a log line here
+  cluster_runs "$topic"
+  # What docs/security.md says of a standalone cluster: the driver's working directory lacked them.
+  grep -q 'KerberosClickCount: jaas.conf copied from SparkFiles' "$WORK/worker/$FIRST/stderr" \
+    || fail "driver $FIRST did not copy jaas.conf from SparkFiles: --files reached its working directory after all (docs/security.md says it does not on a standalone cluster)"
+  echo "spark-submit Kerberos cluster mode: passed in $((SECONDS - started)) s: 300 records on $topic;" \
+    "SASL_SSL and GSSAPI to Kafka and ZooKeeper, the JAAS file, keytab and truststore by --files (the" \
+    "driver took them from its SparkFiles directory, not in its working directory); the" \
+    "stored offsets were the log ends after the first driver and after it was killed through the master" \
+    "and submitted again ($FIRST, $SECOND); the drivers' output counted $COUNTED records (>= 200)"
 }
 
 RUN=$(date +%s)
 seen=""
 client_mode
 cluster_mode
+if [ -n "$KERBEROS_ENV" ]; then
+  kerberos_cluster_mode
+fi

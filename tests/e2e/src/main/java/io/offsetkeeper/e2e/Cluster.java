@@ -172,10 +172,13 @@ public final class Cluster implements AutoCloseable {
         return get(admin.listOffsets(Collections.singletonMap(tp, spec)).partitionResult(tp)).offset();
     }
 
+    // values(): in every kafka-clients the Spark lines bring, 2.8 (Spark 3.3) to 3.9 (Spark 4.2);
+    // allTopicNames() came in 3.1, and values() is gone in 4.0.
+    @SuppressWarnings("deprecation")
     public int partitionCount(String topic) {
         try {
-            return admin.describeTopics(Collections.singleton(topic)).allTopicNames().get()
-                    .get(topic).partitions().size();
+            return admin.describeTopics(Collections.singleton(topic)).values().get(topic).get()
+                    .partitions().size();
         } catch (ExecutionException e) {
             return 0;
         } catch (InterruptedException e) {
