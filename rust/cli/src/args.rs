@@ -26,7 +26,9 @@ Examples:
 Commands that change offsets are dry runs unless given --execute. Stop the job first: a running
 job goes on from the offsets it holds, and its commits to a partition written here fail
 (CommitConflictException, nothing written: fencing) until it loads again, as a restart does;
-with offsetkeeper.fencing=false they overwrite it. Exit status: 0 on success, 1 when an operation
+with offsetkeeper.fencing=false they overwrite it. During a move between stores give --store the
+job's offsetkeeper.store (zookeeper,kafka or kafka,zookeeper): reset, import and delete then write
+both stores, else the job's next start takes the other store's offset where it is ahead. Exit status: 0 on success, 1 when an operation
 fails, 2 for a bad command line, 3 when compare finds the stores differ.
 
 --command-config takes the Java clients' keys. TLS stores: PEM, or PKCS#12 (ssl.truststore.type /
@@ -115,8 +117,12 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "GROUP")]
     pub group: Option<String>,
 
-    /// Where the group's offsets are kept: zookeeper (the default) or kafka, Kafka's group store, which needs no --zookeeper (or offsetkeeper.store in --command-config); compare reads both
-    #[arg(long, global = true, value_name = "zookeeper|kafka")]
+    /// Where the group's offsets are kept (or offsetkeeper.store in --command-config): zookeeper (the default), kafka (Kafka's group store, which needs no --zookeeper), or during a move between them the job's two stores, zookeeper,kafka or kafka,zookeeper: reset, import and delete then write the first, then the second, and describe and export read the first; compare reads both whatever it says
+    #[arg(
+        long,
+        global = true,
+        value_name = "zookeeper|kafka|zookeeper,kafka|kafka,zookeeper"
+    )]
     pub store: Option<String>,
 
     /// ZooKeeper folder holding the groups [default: /consumers, or offsetkeeper.base.path in --command-config]
@@ -141,11 +147,13 @@ pub enum Command {
     #[command(after_help = "Example:\n  offsetkeeper --zookeeper zk:2181 list-groups")]
     ListGroups(ListGroupsArgs),
 
-    /// Move stored offsets (a dry run unless --execute); targets are clamped into [log start, log end]
+    /// Move stored offsets (a dry run unless --execute); targets are clamped into [log start, log end], but --from-file offsets above the log end are refused
     #[command(after_help = "\
 Exactly one of --to-earliest, --to-latest, --to-offset, --shift-by, --to-datetime, --by-duration,
---from-file, --to-valid. The plan shows CURRENT-OFFSET, NEW-OFFSET and DELTA per partition;
---execute writes it in one atomic ZooKeeper multi. --export prints the plan as CSV
+--from-file, --to-valid. Targets are clamped into [log start, log end], as Kafka's tool does,
+except that a --from-file offset above its partition's log end refuses the whole reset, naming
+it, unless --allow-beyond-log-end. The plan shows CURRENT-OFFSET, NEW-OFFSET and DELTA per
+partition; --execute writes it in one atomic ZooKeeper multi. --export prints the plan as CSV
 (topic,partition,offset), which --from-file reads back; --export json as one JSON document
 {\"group\":G,\"offsets\":[{\"topic\":T,\"partition\":P,\"offset\":N},...]}, for a Flink job's starting
 offsets, for example.
@@ -164,6 +172,12 @@ Example:
 
     /// Write offsets from a CSV or ExportZkOffsets file (a dry run unless --execute)
     #[command(after_help = "\
+With --bootstrap-servers (or on Kafka's group store) each offset is checked against its
+partition's log end: one above it refuses the whole import, naming it, unless
+--allow-beyond-log-end. Without the brokers nothing is checked, with a warning saying so.
+Offsets below the log start are written as given; a job's load moves them by
+offsetkeeper.on.below.range.
+
 Example:
   offsetkeeper --zookeeper zk:2181 --group my-job import --from-file my-job.offsets --execute")]
     Import(ImportArgs),
@@ -355,6 +369,10 @@ pub struct ResetArgs {
     #[arg(long, help_heading = "Run", conflicts_with = "execute")]
     pub dry_run: bool,
 
+    /// With --from-file: write its offsets above their partition's log end as asked, with a warning each (a job started there skips the records produced up to them); without it such a reset is refused. Other modes clamp to the log end
+    #[arg(long, help_heading = "Run")]
+    pub allow_beyond_log_end: bool,
+
     /// Print only the planned offsets instead of the table: CSV topic,partition,offset (the default; what --from-file reads) or JSON {"group":G,"offsets":[{"topic":T,"partition":P,"offset":N},...]}
     #[arg(long, help_heading = "Run", value_enum, value_name = "csv|json", num_args = 0..=1,
           default_missing_value = "csv", hide_possible_values = true)]
@@ -401,6 +419,10 @@ pub struct ImportArgs {
     /// Only show what would change; the default without --execute
     #[arg(long, conflicts_with = "execute")]
     pub dry_run: bool,
+
+    /// Write offsets above their partition's log end as asked, with a warning each (a job started there skips the records produced up to them); without it such an import is refused when the brokers are given
+    #[arg(long)]
+    pub allow_beyond_log_end: bool,
 }
 
 #[derive(Debug, Args)]

@@ -30,7 +30,9 @@ use crate::output::{Objects, Rows};
 use crate::prometheus::{self, Sample};
 use crate::{kerberos, keystores};
 
-use crate::plan::{delta, plan, Planned, Status, Target};
+use crate::plan::{
+    beyond_log_end, check_log_end, delta, plan, BeyondLogEnd, Planned, Status, Target,
+};
 use crate::{emit, reason, Failure};
 
 type Outcome = Result<(), Failure>;
@@ -63,8 +65,13 @@ pub fn run(cli: Cli) -> Outcome {
 
 /// The shared options, checked, with the command config merged in.
 struct Context {
-    /// Where the offsets are kept; with Kafka's group store `zookeeper` is not used.
+    /// Where the offsets are kept (the authoritative store during a move between stores); with
+    /// Kafka's group store alone `zookeeper` is not used.
     store: Store,
+    /// During a move between stores (`--store zookeeper,kafka` or `kafka,zookeeper`), the
+    /// mirror: `reset`, `import` and `delete` write it after the authoritative store, since a
+    /// job's load starts at the mirror's offset where it is ahead.
+    mirror: Option<Store>,
     zookeeper: ZkConfig,
     /// `--command-config`'s pairs, then the flags' (which win): what
     /// `KeeperConfig::from_properties` reads, Java keystores made PEM.
@@ -107,25 +114,18 @@ impl Context {
         // Before anything reads them: the engine takes PEM and the GSSAPI mechanism keys.
         keystores::to_pem(&mut properties).map_err(|err| Failure::usage(err.to_string()))?;
         let kerberos = kerberos::configure(&mut properties).map_err(Failure::usage)?;
-        let store = match properties
+        let (store, mirror) = match properties
             .iter()
             .rev()
             .find(|(key, _)| key == "offsetkeeper.store")
         {
-            Some((_, value)) => match Store::parse(value).map_err(|err| Failure::usage(reason(err)))? {
-                (store, None) => store,
-                (_, Some(_)) => {
-                    return Err(Failure::usage(format!(
-                        "offsetkeeper.store '{value}': the tool works on one store at a time (zookeeper or kafka); `compare` reads both"
-                    )))
-                }
-            },
-            None => Store::default(),
+            Some((_, value)) => Store::parse(value).map_err(|err| Failure::usage(reason(err)))?,
+            None => (Store::default(), None),
         };
         let connect_given = properties
             .iter()
             .any(|(key, value)| key == ZOOKEEPER_CONNECT && !value.trim().is_empty());
-        if !connect_given && store == Store::ZooKeeper {
+        if !connect_given && (store == Store::ZooKeeper || mirror == Some(Store::ZooKeeper)) {
             return Err(Failure::usage(
                 "--zookeeper is required: host:port[,host:port...][/chroot] (or zookeeper.connect in --command-config)",
             ));
@@ -142,6 +142,7 @@ impl Context {
         };
         Ok(Context {
             store,
+            mirror,
             timeout: zookeeper.request_timeout,
             zookeeper,
             properties,
@@ -212,17 +213,16 @@ impl Context {
     /// The configuration of the command line and the command config, as a job's keeper reads
     /// the same pairs; the brokers are required.
     fn config(&self, command: &str) -> Result<KeeperConfig, Failure> {
-        let has_bootstrap = self
-            .properties
-            .iter()
-            .any(|(key, value)| key == "bootstrap.servers" && !value.trim().is_empty());
-        if !has_bootstrap {
+        if !self.has_brokers() {
             return Err(Failure::usage(format!(
                 "{command} needs the Kafka brokers: give --bootstrap-servers (or bootstrap.servers in --command-config)"
             )));
         }
         let mut config =
             KeeperConfig::from_properties(self.properties.iter().map(|(k, v)| (k, v)))?;
+        // The mirror is written by the commands themselves, at once (`Context::mirror_keeper`),
+        // never in a writer thread's own time.
+        config.mirror = None;
         if let Some(provider) = self.sasl_provider(|_| true)? {
             config = config.with_sasl_provider(provider);
         }
@@ -230,8 +230,79 @@ impl Context {
         Ok(config)
     }
 
+    /// During a move between stores, a keeper of the mirror and its store; opened before the
+    /// authoritative store is written, so that a bad setting writes nothing.
+    fn mirror_keeper(&self, command: &str) -> Result<Option<Mirrored>, Failure> {
+        self.mirror
+            .map(|store| {
+                Ok(Mirrored {
+                    store,
+                    authoritative: self.store,
+                    keeper: self.keeper_of(store, command)?,
+                })
+            })
+            .transpose()
+    }
+
+    /// Whether the brokers are given (`--bootstrap-servers` or `bootstrap.servers`).
+    fn has_brokers(&self) -> bool {
+        self.properties
+            .iter()
+            .any(|(key, value)| key == "bootstrap.servers" && !value.trim().is_empty())
+    }
+
     fn kafka_settings(&self, command: &str) -> Result<KafkaSettings, Failure> {
         Ok(self.config(command)?.kafka)
+    }
+}
+
+/// The mirror of a move between stores, written right after the authoritative store.
+struct Mirrored {
+    store: Store,
+    authoritative: Store,
+    keeper: OffsetKeeper,
+}
+
+impl Mirrored {
+    /// Writes into the mirror what was just written into the authoritative store. A failure
+    /// says what the authoritative store holds and `recover`, how to bring the mirror level.
+    fn write<T>(
+        &self,
+        command: &str,
+        recover: &str,
+        write: impl FnOnce(&OffsetKeeper) -> Result<T, Error>,
+    ) -> Result<T, Failure> {
+        write(&self.keeper).map_err(|err| {
+            Failure::failed(format!(
+                "{command}: written to the authoritative store ({}), not to the mirror ({}): {err}; until the mirror holds the same, the job's next start takes the mirror's offset wherever it is ahead: {recover}",
+                self.authoritative.name(),
+                self.store.name()
+            ))
+        })
+    }
+
+    /// Commits the offsets the authoritative store just took.
+    fn commit(&self, command: &str, group: &str, offsets: &[(TopicPartition, i64)]) -> Outcome {
+        let topics: Vec<String> = offsets
+            .iter()
+            .map(|(tp, _)| tp.topic.to_string())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let recover = format!(
+            "before starting the job, copy them: offsetkeeper --store {} --group {group} export --topic {} --output FILE, then offsetkeeper --store {} --group {group} import --from-file FILE --execute, with the same connection options; compare shows both stores",
+            self.authoritative.name(),
+            topics.join(" --topic "),
+            self.store.name()
+        );
+        let summary = self.write(command, &recover, |keeper| keeper.commit(group, offsets))?;
+        eprintln!(
+            "and in the mirror ({}): {} written, {} unchanged",
+            self.store.name(),
+            summary.written,
+            summary.unchanged
+        );
+        Ok(())
     }
 }
 
@@ -358,6 +429,8 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
         },
     };
     let planned = plan_reset(&existing, targets, &recreated_topics)?;
+    let beyond = planned.iter().filter_map(Planned::beyond_log_end).collect();
+    allow_beyond_log_end("reset", beyond, args.allow_beyond_log_end)?;
     match args.export {
         Some(PlanExport::Csv) => emit(&format_csv(
             planned.iter().map(|p| (&p.partition, p.new_offset)),
@@ -366,7 +439,8 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
         None => emit(&plan_table(&planned).table()),
     }
     if args.execute {
-        execute_reset(&keeper, group, &planned)
+        let mirror = cx.mirror_keeper("reset")?;
+        execute_reset(&keeper, mirror.as_ref(), group, &planned)
     } else {
         eprintln!("{DRY_RUN}");
         Ok(())
@@ -436,7 +510,7 @@ fn file_targets(
     }
     existing
         .iter()
-        .map(|(tp, _, _)| by_partition.get(tp).map(|e| Target::Offset(e.offset)))
+        .map(|(tp, _, _)| by_partition.get(tp).map(|e| Target::FromFile(e.offset)))
         .collect::<Option<Vec<Target>>>()
         .ok_or_else(|| Failure::failed("internal error: a file entry went missing"))
 }
@@ -499,7 +573,12 @@ fn plan_reset(
     Ok(planned)
 }
 
-fn execute_reset(keeper: &OffsetKeeper, group: &str, planned: &[Planned]) -> Outcome {
+fn execute_reset(
+    keeper: &OffsetKeeper,
+    mirror: Option<&Mirrored>,
+    group: &str,
+    planned: &[Planned],
+) -> Outcome {
     let offsets: Vec<(TopicPartition, i64)> = planned
         .iter()
         .map(|p| (p.partition.clone(), p.new_offset))
@@ -510,6 +589,26 @@ fn execute_reset(keeper: &OffsetKeeper, group: &str, planned: &[Planned]) -> Out
         planned.len(),
         written(summary)
     );
+    match mirror {
+        Some(mirror) => mirror.commit("reset", group, &offsets),
+        None => Ok(()),
+    }
+}
+
+/// Offsets above their log end refuse the command, writing nothing, unless allowed: then a
+/// WARN each.
+fn allow_beyond_log_end(
+    command: &'static str,
+    beyond: Vec<BeyondLogEnd>,
+    allowed: bool,
+) -> Outcome {
+    let allowed = check_log_end(command, beyond, allowed)
+        .map_err(|refusal| Failure::failed(refusal.to_string()))?;
+    for beyond in allowed {
+        log::warn!(
+            "{beyond}; allowed by --allow-beyond-log-end: a job started there skips the records produced up to it"
+        );
+    }
     Ok(())
 }
 
@@ -649,25 +748,67 @@ fn export(cx: &Context, args: ExportArgs) -> Outcome {
 
 fn import(cx: &Context, args: ImportArgs) -> Outcome {
     let group = cx.group("import")?;
-    let keeper = cx.zookeeper_only()?;
+    // With the brokers, each offset is checked against its partition's range.
+    let keeper = if cx.has_brokers() {
+        cx.with_kafka("import")?
+    } else {
+        cx.zookeeper_only()?
+    };
     let entries = read_offsets(&args.from_file, args.format, cx, group)?;
     let topics = topic_names(&file_topics(&entries));
     let offsets: Vec<(TopicPartition, i64)> = entries
         .iter()
         .map(|e| (e.partition.clone(), e.offset))
         .collect();
+    if cx.has_brokers() {
+        let beyond = import_beyond_log_end(&keeper, group, &topics, &offsets)?;
+        allow_beyond_log_end("import", beyond, args.allow_beyond_log_end)?;
+    } else {
+        log::warn!(
+            "the offsets were not checked against their partitions' log start and end (no --bootstrap-servers): a job started above the log end skips the records produced up to its offset"
+        );
+    }
     emit(&write_plan(&keeper, group, &topics, &offsets)?.table());
     if args.execute {
+        let mirror = cx.mirror_keeper("import")?;
         let summary = keeper.commit(group, &offsets)?;
         eprintln!(
             "imported {} offset(s) into group '{group}': {}",
             entries.len(),
             written(summary)
         );
+        if let Some(mirror) = &mirror {
+            mirror.commit("import", group, &offsets)?;
+        }
     } else {
         eprintln!("{DRY_RUN}");
     }
     Ok(())
+}
+
+/// The offsets to import that are above their partition's log end. A partition the brokers do
+/// not have (or a topic neither stored nor on them) has no range to check: a WARN says so.
+fn import_beyond_log_end(
+    keeper: &OffsetKeeper,
+    group: &str,
+    topics: &[String],
+    offsets: &[(TopicPartition, i64)],
+) -> Result<Vec<BeyondLogEnd>, Failure> {
+    let (surveyed, _unknown) = survey_known(keeper, group, topics)?;
+    let ranges: HashMap<TopicPartition, PartitionRange> = surveyed
+        .into_iter()
+        .filter_map(|s| s.range.map(|range| (s.partition, range)))
+        .collect();
+    let mut beyond = Vec::new();
+    for (tp, offset) in offsets {
+        match ranges.get(tp) {
+            Some(range) => beyond.extend(beyond_log_end(tp, *offset, *range)),
+            None => log::warn!(
+                "{tp}: the brokers do not have this partition; its offset {offset} was not checked against a log end"
+            ),
+        }
+    }
+    Ok(beyond)
 }
 
 fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
@@ -760,16 +901,37 @@ fn delete(cx: &Context, args: DeleteArgs) -> Outcome {
             active.join(", ")
         )));
     }
+    let mirror = cx.mirror_keeper("delete")?;
     if args.stale || !args.partition.is_empty() {
         let partitions: Vec<TopicPartition> = chosen.into_iter().map(|(tp, _)| tp).collect();
         let deleted = keeper.delete_partitions(group, &partitions)?;
         eprintln!("deleted {deleted} stored offset(s) from group '{group}'");
+        if let Some(mirror) = &mirror {
+            let recover = format!("run the same delete with --store {}", mirror.store.name());
+            let deleted = mirror.write("delete", &recover, |keeper| {
+                keeper.delete_partitions(group, &partitions)
+            })?;
+            eprintln!(
+                "and from the mirror ({}): {deleted} stored offset(s)",
+                mirror.store.name()
+            );
+        }
     } else {
         let deleted = keeper.delete_topics(group, &topics)?;
         eprintln!(
             "deleted {deleted} stored offset(s) of {} topic(s) from group '{group}'",
             topics.len()
         );
+        if let Some(mirror) = &mirror {
+            let recover = format!("run the same delete with --store {}", mirror.store.name());
+            let deleted = mirror.write("delete", &recover, |keeper| {
+                keeper.delete_topics(group, &topics)
+            })?;
+            eprintln!(
+                "and from the mirror ({}): {deleted} stored offset(s)",
+                mirror.store.name()
+            );
+        }
     }
     Ok(())
 }

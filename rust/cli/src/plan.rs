@@ -1,6 +1,7 @@
-//! The pure parts of `describe` and `reset`: a partition's status (its lag is the engine's
-//! `offsetkeeper::lag`), and the offset a reset moves each partition to, clamped into the
-//! partition's range as Kafka's tool does.
+//! The pure parts of `describe`, `reset` and `import`: a partition's status (its lag is the
+//! engine's `offsetkeeper::lag`), the offset a reset moves each partition to (clamped into the
+//! partition's range as Kafka's tool does, except a file's offset above the log end), and the
+//! check of a file's offsets against the log end.
 
 use std::fmt;
 
@@ -102,8 +103,11 @@ impl Status {
 pub enum Target {
     Earliest,
     Latest,
-    /// An absolute offset (`--to-offset`, `--from-file`).
+    /// An absolute offset (`--to-offset`).
     Offset(i64),
+    /// An offset a file gives for this partition (`--from-file`): above the log end it is kept,
+    /// for [`check_log_end`] to refuse or allow.
+    FromFile(i64),
     /// Relative to the stored offset (`--shift-by`).
     ShiftBy(i64),
     /// The broker's answer for a timestamp (`--to-datetime`, `--by-duration`): the first offset
@@ -121,6 +125,9 @@ pub enum Note {
     None,
     ClampedToEarliest,
     ClampedToLatest,
+    /// A file's offset above the log end, kept as asked: refused unless
+    /// `--allow-beyond-log-end` ([`check_log_end`]).
+    BeyondLogEnd,
     /// No record at or after the time: the log end.
     NoRecordSince,
     /// `--to-valid`: the validation action taken.
@@ -133,6 +140,7 @@ impl fmt::Display for Note {
             Note::None => Ok(()),
             Note::ClampedToEarliest => f.write_str("clamped to earliest"),
             Note::ClampedToLatest => f.write_str("clamped to latest"),
+            Note::BeyondLogEnd => f.write_str("beyond log end"),
             Note::NoRecordSince => f.write_str("no record since; log end"),
             Note::Validated(action) => f.write_str(action.name()),
         }
@@ -154,6 +162,67 @@ impl Planned {
     pub fn delta(&self) -> Option<i64> {
         delta(&self.stored, self.new_offset)
     }
+
+    /// The new offset when it is above the log end.
+    pub fn beyond_log_end(&self) -> Option<BeyondLogEnd> {
+        beyond_log_end(&self.partition, self.new_offset, self.range)
+    }
+}
+
+/// An offset asked for above its partition's log end. Once the log grows past it, a job started
+/// there skips the records produced up to it, without a word: the load finds it in range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{partition}: offset {offset} is above the log end {} (log start {})", .range.latest, .range.earliest)]
+pub struct BeyondLogEnd {
+    pub partition: TopicPartition,
+    pub offset: i64,
+    pub range: PartitionRange,
+}
+
+/// The check of one offset of a file against its partition's range.
+pub fn beyond_log_end(
+    partition: &TopicPartition,
+    offset: i64,
+    range: PartitionRange,
+) -> Option<BeyondLogEnd> {
+    (offset > range.latest).then(|| BeyondLogEnd {
+        partition: partition.clone(),
+        offset,
+        range,
+    })
+}
+
+/// A command refused because offsets it was asked to write are above their log end.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{command} refused, nothing written: {} offset(s) above the log end: {}; a job started above \
+     the log end skips the records produced up to its offset once the log grows there: give \
+     offsets within [log start, log end], or --allow-beyond-log-end to write them as asked",
+    .beyond.len(),
+    joined(.beyond)
+)]
+pub struct LogEndRefusal {
+    pub command: &'static str,
+    pub beyond: Vec<BeyondLogEnd>,
+}
+
+fn joined(beyond: &[BeyondLogEnd]) -> String {
+    let shown: Vec<String> = beyond.iter().map(ToString::to_string).collect();
+    shown.join("; ")
+}
+
+/// Offsets above their log end refuse the whole command, unless `allowed`: then they are
+/// returned, for a WARN each.
+pub fn check_log_end(
+    command: &'static str,
+    beyond: Vec<BeyondLogEnd>,
+    allowed: bool,
+) -> Result<Vec<BeyondLogEnd>, LogEndRefusal> {
+    if beyond.is_empty() || allowed {
+        Ok(beyond)
+    } else {
+        Err(LogEndRefusal { command, beyond })
+    }
 }
 
 /// New minus stored; `None` when nothing usable was stored.
@@ -164,7 +233,9 @@ pub fn delta(stored: &Stored, new_offset: i64) -> Option<i64> {
     }
 }
 
-/// The offset a reset moves a partition to, clamped into [earliest, latest]. An error (the
+/// The offset a reset moves a partition to, clamped into [earliest, latest], except a file's
+/// offset (`--from-file`) above the log end, which stays there with [`Note::BeyondLogEnd`] for
+/// [`check_log_end`] to refuse or allow. An error (the
 /// message names the partition) when the target needs a stored offset that is not there, or
 /// a `fail` policy of `--to-valid` applies.
 pub fn plan(
@@ -184,6 +255,7 @@ pub fn plan(
         Target::Earliest => (range.earliest, Note::None),
         Target::Latest => (range.latest, Note::None),
         Target::Offset(offset) => clamp(offset, range),
+        Target::FromFile(offset) => explicit(offset, range),
         Target::ShiftBy(shift) => match stored {
             Stored::Offset(offset) => clamp(offset.saturating_add(shift), range),
             other => {
@@ -206,6 +278,16 @@ pub fn plan(
         }
     };
     Ok(planned(new_offset, note))
+}
+
+/// A file's offset: moved up to the log start as Kafka's tool does (no record below it is left
+/// to read), kept above the log end for the caller to refuse or allow.
+fn explicit(offset: i64, range: PartitionRange) -> (i64, Note) {
+    if offset > range.latest {
+        (offset, Note::BeyondLogEnd)
+    } else {
+        clamp(offset, range)
+    }
 }
 
 /// The offset moved into the range, and whether it had to be.
@@ -382,6 +464,57 @@ mod tests {
             "{message}"
         );
     }
+
+    #[test]
+    fn offsets_above_the_log_end_refuse_the_command_unless_allowed() {
+        assert_eq!(beyond_log_end(&tp(), 200, RANGE), None);
+        assert_eq!(beyond_log_end(&tp(), 0, RANGE), None);
+        let above = beyond_log_end(&tp(), 201, RANGE).expect("above");
+        assert_eq!(
+            above.to_string(),
+            "t-0: offset 201 is above the log end 200 (log start 100)"
+        );
+        // A file's offset: up to the log start, kept above the log end for the check.
+        let stored = Stored::Offset(150);
+        assert_eq!(
+            go(stored.clone(), Target::FromFile(5)),
+            Ok((100, Note::ClampedToEarliest))
+        );
+        assert_eq!(
+            go(stored.clone(), Target::FromFile(200)),
+            Ok((200, Note::None))
+        );
+        assert_eq!(
+            go(stored.clone(), Target::FromFile(999)),
+            Ok((999, Note::BeyondLogEnd))
+        );
+        let planned = plan(&tp(), &Stored::Missing, RANGE, Target::FromFile(250)).expect("planned");
+        assert_eq!(planned.beyond_log_end().map(|b| b.offset), Some(250));
+        let clamped = plan(&tp(), &stored, RANGE, Target::Offset(250)).expect("planned");
+        assert_eq!(clamped.beyond_log_end(), None);
+        assert_eq!(Note::BeyondLogEnd.to_string(), "beyond log end");
+
+        assert_eq!(check_log_end("import", Vec::new(), false), Ok(Vec::new()));
+        assert_eq!(
+            check_log_end("import", vec![above.clone()], true),
+            Ok(vec![above.clone()])
+        );
+        let other = beyond_log_end(&TopicPartition::new("u", 3), 120, RANGE_50).expect("above");
+        let refusal = check_log_end("import", vec![above, other], false).unwrap_err();
+        assert_eq!(
+            refusal.to_string(),
+            "import refused, nothing written: 2 offset(s) above the log end: t-0: offset 201 is \
+             above the log end 200 (log start 100); u-3: offset 120 is above the log end 50 (log \
+             start 0); a job started above the log end skips the records produced up to its \
+             offset once the log grows there: give offsets within [log start, log end], or \
+             --allow-beyond-log-end to write them as asked"
+        );
+    }
+
+    const RANGE_50: PartitionRange = PartitionRange {
+        earliest: 0,
+        latest: 50,
+    };
 
     #[test]
     fn deltas_need_a_stored_offset() {

@@ -542,6 +542,144 @@ fn reset_to_offset_clamps_into_each_partitions_range() {
     assert_eq!(stored(&zk, &group, t, 3), some(&["5", "6", "3"]));
 }
 
+/// A file gives each partition its offset: one above the log end refuses the whole reset,
+/// unless --allow-beyond-log-end. `--to-offset` above it is clamped to latest, as
+/// kafka-consumer-groups does.
+#[test]
+fn reset_from_file_above_the_log_end_is_refused_unless_allowed() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("rst");
+    let topic = topic_with(&kafka, "beyond", 2, 10);
+    let t = topic.as_str();
+    zk.put(&offset_path(&group, t, 0), b"3");
+    let file = temp_file("beyond.csv", &format!("{t},0,12\n{t},1,12\n"));
+    let args = [
+        "--group",
+        &group,
+        "reset",
+        "--from-file",
+        file.to_str().expect("path"),
+    ];
+    let refusal = format!(
+        "error: reset refused, nothing written: 2 offset(s) above the log end: {t}-0: offset 12 is above the log end 10 (log start 0); {t}-1: offset 12 is above the log end 10 (log start 0); a job started above the log end skips"
+    );
+    // Refused whole, dry run or not: no table, nothing written.
+    for extra in [&[][..], &["--execute"]] {
+        let out = fails(run(&cluster, &[&args[..], extra].concat()), 1, &refusal);
+        assert_eq!(out.stdout, "", "{out:?}");
+    }
+    assert_eq!(stored(&zk, &group, t, 2), some(&["3", "none"]));
+
+    // --to-offset above the log end: clamped to latest, without the flag.
+    let out = ok(run(
+        &cluster,
+        &[
+            "--group",
+            &group,
+            "reset",
+            "--topic",
+            t,
+            "--to-offset",
+            "12",
+        ],
+    ));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "3", "10", "7", "0", "10", "clamped", "to", "latest"]),
+            row(&[t, "1", "-", "10", "-", "0", "10", "clamped", "to", "latest"]),
+        ]
+    );
+    assert!(!out.stderr.contains("log end"), "{out:?}");
+    assert_eq!(stored(&zk, &group, t, 2), some(&["3", "none"]));
+
+    // Allowed: written as asked, a WARN per partition.
+    let out = ok(run(
+        &cluster,
+        &[&args[..], &["--allow-beyond-log-end", "--execute"]].concat(),
+    ));
+    assert_eq!(
+        rows(&out.stdout),
+        vec![
+            row(&[t, "0", "3", "12", "9", "0", "10", "beyond", "log", "end"]),
+            row(&[t, "1", "-", "12", "-", "0", "10", "beyond", "log", "end"]),
+        ]
+    );
+    for partition in 0..2 {
+        assert!(
+            out.stderr.contains(&format!(
+                "warning: {t}-{partition}: offset 12 is above the log end 10 (log start 0); allowed by --allow-beyond-log-end"
+            )),
+            "{out:?}"
+        );
+    }
+    assert_eq!(stored(&zk, &group, t, 2), some(&["12", "12"]));
+}
+
+#[test]
+fn import_above_the_log_end_is_refused_unless_allowed() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("imp");
+    let topic = topic_with(&kafka, "beyond", 2, 50);
+    let t = topic.as_str();
+    zk.put(&offset_path(&group, t, 0), b"7");
+    let file = temp_file("beyond.csv", &format!("{t},0,120\n{t},1,20\n"));
+    let import = [
+        "--group",
+        &group,
+        "import",
+        "--from-file",
+        file.to_str().expect("path"),
+    ];
+
+    // With the brokers: refused, dry run or not, nothing written.
+    let refusal = format!(
+        "error: import refused, nothing written: 1 offset(s) above the log end: {t}-0: offset 120 is above the log end 50 (log start 0); a job started above the log end skips"
+    );
+    for extra in [&[][..], &["--execute"]] {
+        let out = fails(run(&cluster, &[&import[..], extra].concat()), 1, &refusal);
+        assert_eq!(out.stdout, "", "{out:?}");
+    }
+    assert_eq!(stored(&zk, &group, t, 2), some(&["7", "none"]));
+
+    // Allowed: written as asked, with a WARN naming the partition.
+    let out = ok(run(
+        &cluster,
+        &[&import[..], &["--allow-beyond-log-end", "--execute"]].concat(),
+    ));
+    assert!(
+        out.stderr.contains(&format!(
+            "warning: {t}-0: offset 120 is above the log end 50 (log start 0); allowed by --allow-beyond-log-end"
+        )),
+        "{out:?}"
+    );
+    assert!(!out.stderr.contains(&format!("{t}-1: offset")), "{out:?}");
+    assert_eq!(stored(&zk, &group, t, 2), some(&["120", "20"]));
+
+    // Without the brokers nothing can be checked: written, with a WARN saying so.
+    let other = unique("imp");
+    let out = ok(run_zk(
+        &cluster,
+        &[
+            "--group",
+            &other,
+            "import",
+            "--from-file",
+            file.to_str().expect("path"),
+            "--execute",
+        ],
+    ));
+    assert!(
+        out.stderr.contains(
+            "warning: the offsets were not checked against their partitions' log start and end (no --bootstrap-servers)"
+        ),
+        "{out:?}"
+    );
+    assert_eq!(stored(&zk, &other, t, 2), some(&["120", "20"]));
+}
+
 #[test]
 fn reset_shift_by_moves_from_the_stored_offsets() {
     let cluster = cluster();
@@ -702,7 +840,7 @@ fn reset_from_file_reads_csv_and_export_zk_lines() {
 
     let csv = temp_file(
         "reset.csv",
-        &format!("topic,partition,offset\n{t},0,4\n{t},1,99\n"),
+        &format!("topic,partition,offset\n{t},0,4\n{t},1,10\n"),
     );
     let csv = csv.to_str().expect("path");
     let args = ["--group", &group, "reset", "--from-file", csv];
@@ -711,7 +849,7 @@ fn reset_from_file_reads_csv_and_export_zk_lines() {
         rows(&out.stdout),
         vec![
             row(&[t, "0", "1", "4", "3", "0", "10"]),
-            row(&[t, "1", "-", "10", "-", "0", "10", "clamped", "to", "latest"]),
+            row(&[t, "1", "-", "10", "-", "0", "10"]),
         ]
     );
     assert_eq!(stored(&zk, &group, t, 2), some(&["1", "none"]));
@@ -1727,7 +1865,15 @@ fn reset_help_groups_flags_under_headings() {
             "Policies (with --to-valid):",
             &["--on-missing", "--on-below-range", "--on-above-range"],
         ),
-        ("Run:", &["--execute", "--dry-run", "--export"]),
+        (
+            "Run:",
+            &[
+                "--execute",
+                "--dry-run",
+                "--export",
+                "--allow-beyond-log-end",
+            ],
+        ),
         (
             "Connection:",
             &[
@@ -2493,4 +2639,192 @@ fn compare_shows_both_stores_and_exits_3_until_they_agree() {
         "{out:?}"
     );
     assert_eq!(out.stderr, "", "{out:?}");
+}
+
+/// A keeper of a job in a move between stores: `store` authoritative, `mirror` mirrored (the
+/// job's `offsetkeeper.store`), never owning the group.
+fn phase_keeper(cluster: &Cluster, store: Store, mirror: Store) -> OffsetKeeper {
+    keeper_with(cluster, &[], |config| {
+        config.store = store;
+        config.mirror = Some(mirror);
+        config.ownership.enabled = false;
+        config.commit_outage_tolerance = Duration::ZERO;
+    })
+}
+
+/// Where the next start of a job in the move would begin each partition, and whether its load
+/// found the stores differing.
+fn next_start(
+    cluster: &Cluster,
+    store: Store,
+    mirror: Store,
+    group: &str,
+    topic: &str,
+) -> (Vec<i64>, usize) {
+    let loaded = phase_keeper(cluster, store, mirror)
+        .load(group, &[topic.to_string()])
+        .expect("load");
+    let offsets = loaded.offsets().map(|(_, offset)| offset).collect();
+    (offsets, loaded.mirror.len())
+}
+
+/// Issue 62: in phase 2 a rewind written to ZooKeeper alone was undone by the next start, which
+/// took the Kafka mirror's offset, ahead of it. With the job's two stores as `--store`, reset,
+/// import and delete write both, the authoritative store first, and the next start takes the
+/// operator's offsets, in phase 2 and in phase 3.
+#[test]
+fn a_rewind_during_a_move_writes_both_stores_and_the_next_start_takes_it() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    let group = unique("move");
+    let topic = topic_with(&kafka, "move", 2, 30);
+    let t = topic.as_str();
+    let tp = |partition: i32| TopicPartition::new(t, partition);
+    // The job's commits in a dual phase leave both stores equal.
+    let in_both = |offsets: &[(TopicPartition, i64)]| {
+        for store in [Store::ZooKeeper, Store::Kafka] {
+            store_keeper(&cluster, store)
+                .commit(&group, offsets)
+                .expect("commit");
+        }
+    };
+    in_both(&[(tp(0), 25), (tp(1), 25)]);
+    let compare = ["--group", &group, "compare", "--topic", t];
+
+    // Phase 2 with one store named: the rewind reaches ZooKeeper only, and the next start
+    // takes the mirror's 25 (the issue).
+    let rewind = [
+        "--group",
+        &group,
+        "reset",
+        "--topic",
+        &format!("{t}:0"),
+        "--shift-by",
+        "-10",
+        "--execute",
+    ];
+    ok(run(&cluster, &rewind));
+    assert_eq!(
+        value(&zk, &offset_path(&group, t, 0)).as_deref(),
+        Some("15")
+    );
+    assert_eq!(kafka.group_offsets(&group, t, &[0]), vec![Some(25)]);
+    assert_eq!(
+        next_start(&cluster, Store::ZooKeeper, Store::Kafka, &group, t),
+        (vec![25, 25], 1)
+    );
+
+    // Phase 2 with the job's stores: both rewound, ZooKeeper first; compare equal; the next
+    // start takes it.
+    in_both(&[(tp(0), 25)]);
+    let phase_2 = [&["--store", "zookeeper,kafka"][..], &rewind[..]].concat();
+    let out = ok(run(&cluster, &phase_2));
+    assert!(
+        out.stderr.contains(&format!(
+            "reset 1 partition(s) of group '{group}': 1 written, 0 unchanged"
+        )) && out
+            .stderr
+            .contains("and in the mirror (kafka): 1 written, 0 unchanged"),
+        "{out:?}"
+    );
+    assert_eq!(
+        value(&zk, &offset_path(&group, t, 0)).as_deref(),
+        Some("15")
+    );
+    assert_eq!(
+        kafka.group_offsets(&group, t, &[0, 1]),
+        vec![Some(15), Some(25)]
+    );
+    ok(run(&cluster, &compare));
+    assert_eq!(
+        next_start(&cluster, Store::ZooKeeper, Store::Kafka, &group, t),
+        (vec![15, 25], 0)
+    );
+
+    // Phase 3: an import, Kafka first, then ZooKeeper.
+    in_both(&[(tp(0), 28), (tp(1), 28)]);
+    let file = temp_file("move.csv", &format!("{t},0,20\n{t},1,12\n"));
+    let out = ok(run(
+        &cluster,
+        &[
+            "--store",
+            "kafka,zookeeper",
+            "--group",
+            &group,
+            "import",
+            "--from-file",
+            file.to_str().expect("path"),
+            "--execute",
+        ],
+    ));
+    assert!(
+        out.stderr
+            .contains("and in the mirror (zookeeper): 2 written, 0 unchanged"),
+        "{out:?}"
+    );
+    assert_eq!(
+        kafka.group_offsets(&group, t, &[0, 1]),
+        vec![Some(20), Some(12)]
+    );
+    assert_eq!(stored(&zk, &group, t, 2), some(&["20", "12"]));
+    ok(run(&cluster, &compare));
+    assert_eq!(
+        next_start(&cluster, Store::Kafka, Store::ZooKeeper, &group, t),
+        (vec![20, 12], 0)
+    );
+
+    // Phase 3: a reset rewinds both too.
+    in_both(&[(tp(0), 28), (tp(1), 28)]);
+    ok(run(
+        &cluster,
+        &[
+            "--store",
+            "kafka,zookeeper",
+            "--group",
+            &group,
+            "reset",
+            "--topic",
+            t,
+            "--to-offset",
+            "5",
+            "--execute",
+        ],
+    ));
+    assert_eq!(
+        kafka.group_offsets(&group, t, &[0, 1]),
+        vec![Some(5), Some(5)]
+    );
+    assert_eq!(stored(&zk, &group, t, 2), some(&["5", "5"]));
+    ok(run(&cluster, &compare));
+    assert_eq!(
+        next_start(&cluster, Store::Kafka, Store::ZooKeeper, &group, t),
+        (vec![5, 5], 0)
+    );
+
+    // A delete leaves no offset in the mirror for the next start to take (OffsetDelete: Kafka
+    // 2.4+).
+    if capabilities().offset_delete {
+        let out = ok(run(
+            &cluster,
+            &[
+                "--store",
+                "zookeeper,kafka",
+                "--group",
+                &group,
+                "delete",
+                "--topic",
+                t,
+                "--partition",
+                "1",
+                "--execute",
+            ],
+        ));
+        assert!(
+            out.stderr
+                .contains("and from the mirror (kafka): 1 stored offset(s)"),
+            "{out:?}"
+        );
+        assert_eq!(stored(&zk, &group, t, 2), some(&["5", "none"]));
+        assert_eq!(kafka.group_offsets(&group, t, &[0, 1]), vec![Some(5), None]);
+    }
 }

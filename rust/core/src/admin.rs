@@ -307,7 +307,13 @@ fn recreated_by_time(
             })
         })
         .collect();
-    let found = runtime()?.block_on(recreated_by_record_time(cx.brokers()?, &judged, tolerance))?;
+    let found = runtime()?.block_on(recreated_by_record_time(
+        cx.brokers()?,
+        group,
+        &judged,
+        tolerance,
+        None,
+    ))?;
     let mut trackers = cx.tracked.lock();
     let tracker = trackers.group(group);
     for topic in found.keys() {

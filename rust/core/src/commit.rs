@@ -25,6 +25,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use crate::batch::CommitBatch;
+use crate::config::defaults::OUTAGE_PROBE;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::runtime::runtime;
@@ -42,6 +43,10 @@ const OUTAGE_OPERATION: &str = "commits, failing for longer than the commit outa
 /// The operation a commit deferred during a known outage names.
 const RECONNECT_OPERATION: &str =
     "the background reconnect of an outage an earlier commit found (no request sent)";
+
+/// The operation a commit deferred because its session's connection had dropped names.
+const DISCONNECTED_OPERATION: &str =
+    "a new connection of this keeper's session, whose connection dropped (no request sent)";
 
 /// What a commit did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -110,6 +115,19 @@ pub(crate) fn commit(cx: &Context, group: &str, batch: &CommitBatch) -> Result<C
             let err = Error::Timeout {
                 server: format!("ZooKeeper at {}", cx.store.config().connect),
                 operation: RECONNECT_OPERATION,
+                after: bound,
+                detail: String::new(),
+            };
+            return deferred_or(cx, err, group, tracker, &entries, started, summary);
+        }
+    } else if !cx.commit_outage_tolerance.is_zero() {
+        // The session knows its connection dropped: a moment for it to connect again (an
+        // ensemble's other server), not a whole timeout, before the batch is deferred.
+        let bound = OUTAGE_PROBE.min(cx.request_timeout());
+        if !runtime.block_on(cx.store.reconnects_within(bound)) {
+            let err = Error::Timeout {
+                server: format!("ZooKeeper at {}", cx.store.config().connect),
+                operation: DISCONNECTED_OPERATION,
                 after: bound,
                 detail: String::new(),
             };

@@ -908,6 +908,26 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_security_protocol_in_kafka_params_is_refused_as_the_builder_checks() {
+        // The Java builder's build() checks through this call (NativeBridge.checkConfig).
+        let err = KeeperConfig::from_settings_and_kafka_params(
+            [("zookeeper.connect", "zk:2181")],
+            [
+                ("bootstrap.servers", "b:9092"),
+                ("security.protocol", "SASL_PLAIN"),
+            ],
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert!(
+            err.to_string().contains(
+                "security.protocol 'SASL_PLAIN' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn the_zookeeper_part_needs_no_broker() {
         let zookeeper = KeeperConfig::zookeeper_from_properties([
             ("zookeeper.connect", "zk:2181"),

@@ -262,6 +262,11 @@ impl OffsetKeeper {
     /// then takes this keeper's ownership again, and when another instance took the group
     /// meanwhile the group's next commit fails with
     /// [`Error::CommitConflict`](crate::Error::CommitConflict), writing nothing.
+    ///
+    /// With the Kafka store, a keeper whose commit met a conflict (its membership refused by the
+    /// coordinator, or the group's offsets changed by someone else) fails every later commit of
+    /// the group at once with a conflict naming that one, writing nothing and not joining the
+    /// group, until a load of the group succeeds.
     pub fn commit(&self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<CommitSummary> {
         self.commit_batch(group, &CommitBatch::from_pairs(offsets))
     }

@@ -14,6 +14,7 @@ use crate::tracked::Tracker;
 use crate::validate::{
     validate, validate_recreated, Action, Decision, PartitionRange, Policy, Recreated, Stored,
 };
+use crate::zookeeper::clock::ClockOffset;
 use crate::zookeeper::layout::{parse_partition, parse_topic_identity, GroupLayout};
 use crate::zookeeper::Node;
 use crate::TopicPartition;
@@ -248,7 +249,16 @@ async fn inspect_and_judge(
             committed_at_ms: *committed_at_ms,
         })
         .collect();
-    let found = recreated_by_record_time(cx.brokers()?, &unidentified, tolerance).await?;
+    let judgeable = unidentified
+        .iter()
+        .any(|p| Recreated::record_time_can_tell(p.stored, p.range, p.committed_at_ms));
+    let clock = if judgeable && own {
+        zookeeper_clock(cx, group).await
+    } else {
+        None
+    };
+    let found =
+        recreated_by_record_time(cx.brokers()?, group, &unidentified, tolerance, clock).await?;
     if own && !found.is_empty() {
         let mut trackers = cx.tracked.lock();
         let tracker = trackers.group(group);
@@ -264,6 +274,41 @@ async fn inspect_and_judge(
     }
     inspection.recreated.extend(found);
     Ok(inspection)
+}
+
+/// ZooKeeper's clock against this host's, measured on the group's lock node this keeper owns
+/// (its ownership), once per ZooKeeper session; a WARN names an offset over a second. `None`
+/// without ownership or when the write fails (the check then takes ZooKeeper's clock as is).
+async fn zookeeper_clock(cx: &Context, group: &str) -> Option<ClockOffset> {
+    if !cx.ownership.enabled {
+        return None;
+    }
+    let session = cx.store.session_id().await?;
+    if let Some(known) = cx.owners.clock_measured(session) {
+        return Some(known);
+    }
+    let measured = cx
+        .store
+        .bounded(
+            cx.request_timeout(),
+            cx.owners.measure_clock(&cx.store, group),
+        )
+        .await;
+    match measured {
+        Ok(clock) => {
+            if clock.is_notable() {
+                log::warn!(
+                    "group {group}: {clock}, measured on its write of the group's lock node; the check of topics without a recorded topic ID corrects commit times by it. Keep ZooKeeper's servers on NTP"
+                );
+            }
+            cx.owners.remember_clock(session, clock);
+            Some(clock)
+        }
+        Err(err) => {
+            log::info!("group {group}: ZooKeeper's clock not measured ({err}); commit times are taken by its clock as they are");
+            None
+        }
+    }
 }
 
 /// Asks the brokers for the topics' partitions (while the ZooKeeper session opens), then

@@ -18,7 +18,7 @@
 //!   job); with Kafka as the mirror its commits are simple commits, which the coordinator takes
 //!   only while no consumer is a member of the group.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -62,11 +62,33 @@ struct Shared {
 struct State {
     /// By group, each partition's newest offset not yet in the mirror.
     pending: BTreeMap<String, BTreeMap<TopicPartition, i64>>,
+    /// By group, the partitions of the write under way (taken out of `pending`).
+    in_flight: BTreeMap<String, BTreeSet<TopicPartition>>,
     writing: bool,
     closing: bool,
     failures: u64,
     failing_since: Option<Instant>,
     last_error: Option<String>,
+}
+
+impl State {
+    /// The partitions whose newest offset the mirror does not hold yet: those pending and those
+    /// of the write under way, each once.
+    fn behind(&self) -> usize {
+        let mut groups: BTreeSet<&str> = self.pending.keys().map(String::as_str).collect();
+        groups.extend(self.in_flight.keys().map(String::as_str));
+        groups
+            .into_iter()
+            .map(|group| {
+                let pending = self.pending.get(group);
+                let in_flight = self.in_flight.get(group);
+                let mut partitions: BTreeSet<&TopicPartition> =
+                    pending.into_iter().flat_map(BTreeMap::keys).collect();
+                partitions.extend(in_flight.into_iter().flatten());
+                partitions.len()
+            })
+            .sum()
+    }
 }
 
 impl Shared {
@@ -133,7 +155,7 @@ impl Mirror {
     pub(crate) fn status(&self) -> MirrorStatus {
         let state = self.shared.lock();
         MirrorStatus {
-            pending: state.pending.values().map(BTreeMap::len).sum(),
+            pending: state.behind(),
             failures: state.failures,
             last_error: state.last_error.clone(),
         }
@@ -262,7 +284,12 @@ fn write_loop(shared: &Shared) {
                 return;
             }
             state.writing = true;
-            std::mem::take(&mut state.pending)
+            let work = std::mem::take(&mut state.pending);
+            state.in_flight = work
+                .iter()
+                .map(|(group, offsets)| (group.clone(), offsets.keys().cloned().collect()))
+                .collect();
+            work
         };
         let mut failed: Vec<(String, BTreeMap<TopicPartition, i64>, String)> = Vec::new();
         for (group, offsets) in work {
@@ -279,6 +306,7 @@ fn write_loop(shared: &Shared) {
         }
         let mut state = shared.lock();
         state.writing = false;
+        state.in_flight.clear();
         if failed.is_empty() {
             if let Some(since) = state.failing_since.take() {
                 log::info!(
@@ -321,5 +349,26 @@ fn write_loop(shared: &Shared) {
             return;
         }
         pause = (pause * 2).min(MAX_RETRY_PAUSE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitions_behind_count_the_write_under_way_once() {
+        let tp = |p| TopicPartition::new("t", p);
+        let mut state = State::default();
+        assert_eq!(state.behind(), 0);
+        // A write of four partitions under way (the mirror down), one of them committed again.
+        state.in_flight.insert("g".into(), (0..4).map(tp).collect());
+        state
+            .pending
+            .insert("g".into(), [(tp(3), 9), (tp(4), 9)].into_iter().collect());
+        state
+            .pending
+            .insert("h".into(), [(tp(0), 1)].into_iter().collect());
+        assert_eq!(state.behind(), 6);
     }
 }

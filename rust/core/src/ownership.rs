@@ -30,6 +30,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::zookeeper::clock::ClockOffset;
 use crate::zookeeper::layout::GroupLayout;
 use crate::zookeeper::{chunks_beside, Node, Refused, WriteOp, ZkStore};
 use crate::TopicPartition;
@@ -229,6 +230,8 @@ pub(crate) struct Owners {
     /// Per group, the partition and owner that kept the background reconnect from taking
     /// ownership again after an outage: for the group's next commit to fail with.
     refusals: Mutex<HashMap<String, (TopicPartition, String)>>,
+    /// ZooKeeper's clock against this host's, and the session it was measured in.
+    clock: Mutex<Option<(i64, ClockOffset)>>,
 }
 
 /// The owner nodes of a first acquisition, for the session that took the group's lock: kept
@@ -254,7 +257,39 @@ impl Owners {
             following: Mutex::new(HashMap::new()),
             acquiring: tokio::sync::Mutex::new(()),
             refusals: Mutex::new(HashMap::new()),
+            clock: Mutex::new(None),
         }
+    }
+
+    /// ZooKeeper's clock as measured in `session`, if it was.
+    pub(crate) fn clock_measured(&self, session: i64) -> Option<ClockOffset> {
+        let clock = self
+            .clock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        clock
+            .filter(|(measured_in, _)| *measured_in == session)
+            .map(|(_, clock)| clock)
+    }
+
+    pub(crate) fn remember_clock(&self, session: i64, clock: ClockOffset) {
+        *self
+            .clock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some((session, clock));
+    }
+
+    /// Measures ZooKeeper's clock on the group's lock node, which this keeper holds after
+    /// taking ownership: its own value written again.
+    pub(crate) async fn measure_clock(&self, store: &ZkStore, group: &str) -> Result<ClockOffset> {
+        let layout = GroupLayout {
+            base_path: &store.config().base_path,
+            group,
+        };
+        let me = self.identity.thread_id(group);
+        store
+            .measure_clock(&layout.lock_path(), me.as_bytes())
+            .await
     }
 
     fn refusals(&self) -> std::sync::MutexGuard<'_, HashMap<String, (TopicPartition, String)>> {

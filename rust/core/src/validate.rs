@@ -351,17 +351,21 @@ pub enum Recreated {
         stored_id: String,
         current_id: String,
     },
-    /// No topic ID is recorded, and a record below the stored offset was produced after the
-    /// offset was committed: every record below a committed offset was in the log before the
-    /// commit, so this log is not the one the offset was committed for. `committed_at_ms` is
-    /// the offset's znode modification time; the first record of `partition` timestamped at
-    /// or after `committed_at_ms + tolerance_ms` is at `first_offset`, below `stored`.
+    /// No topic ID is recorded, and on every partition the rule could judge a record below the
+    /// stored offset was produced after the offset was committed: every record below a
+    /// committed offset was in the log before the commit, so this log is not the one the offset
+    /// was committed for. `committed_at_ms` is the offset's znode modification time by this
+    /// host's clock (ZooKeeper's, corrected by `zookeeper_clock_offset_ms` when that was
+    /// measured); the first record of `partition` timestamped at or after
+    /// `committed_at_ms + tolerance_ms` is at `first_offset`, below `stored`.
     RecordAfterCommit {
         partition: i32,
         stored: i64,
         committed_at_ms: i64,
         tolerance_ms: i64,
         first_offset: i64,
+        /// ZooKeeper's clock minus this host's, when measured and over a second.
+        zookeeper_clock_offset_ms: Option<i64>,
     },
 }
 
@@ -398,6 +402,7 @@ impl Recreated {
                 committed_at_ms,
                 tolerance_ms: i64::try_from(tolerance.as_millis()).unwrap_or(i64::MAX),
                 first_offset,
+                zookeeper_clock_offset_ms: None,
             }),
             _ => None,
         }
@@ -436,13 +441,25 @@ impl fmt::Display for Recreated {
                 committed_at_ms,
                 tolerance_ms,
                 first_offset,
-            } => write!(
-                f,
-                "re-created (no topic ID stored; partition {partition}'s offset {stored} was committed at {}, yet its record at offset {first_offset} is timestamped at or after {}, {} s later)",
-                utc_millis(*committed_at_ms),
-                utc_millis(committed_at_ms.saturating_add(*tolerance_ms)),
-                tolerance_ms / 1000
-            ),
+                zookeeper_clock_offset_ms,
+            } => {
+                write!(
+                    f,
+                    "re-created (no topic ID stored; partition {partition}'s offset {stored} was committed at {}, yet its record at offset {first_offset} is timestamped at or after {}, {} s later",
+                    utc_millis(*committed_at_ms),
+                    utc_millis(committed_at_ms.saturating_add(*tolerance_ms)),
+                    tolerance_ms / 1000
+                )?;
+                if let Some(offset) = zookeeper_clock_offset_ms {
+                    let way = if *offset < 0 { "behind" } else { "ahead of" };
+                    write!(
+                        f,
+                        "; the commit time is corrected for ZooKeeper's clock, measured {:.1} s {way} this host's",
+                        offset.unsigned_abs() as f64 / 1000.0
+                    )?;
+                }
+                f.write_str(")")
+            }
         }
     }
 }

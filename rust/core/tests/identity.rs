@@ -466,13 +466,13 @@ fn a_topic_recreated_without_a_recorded_id_is_caught_by_its_records_timestamps()
     let committed = now_ms();
 
     // Deleted and re-created while the job was stopped; refilled past 8 by producers that
-    // went on later: partition 0's records are stamped 6 minutes after the commit (beyond the
-    // default 5-minute tolerance), partition 1's at once (within it).
+    // went on later: every partition's records are stamped 6 minutes after the commit, beyond
+    // the default 5-minute tolerance.
     kafka.delete_topic(&topic);
     kafka.create_topic(&topic, 2);
     let later: Vec<i64> = (0..20).map(|i| committed + 360_000 + i).collect();
     kafka.produce_at(&topic, 0, &later);
-    kafka.produce(&topic, 1, 20);
+    kafka.produce_at(&topic, 1, &later);
 
     // describe's view tells the same as the load, before it.
     let surveyed = keeper(&cluster).survey(&group, &topics).unwrap();
@@ -499,6 +499,7 @@ fn a_topic_recreated_without_a_recorded_id_is_caught_by_its_records_timestamps()
         committed_at_ms,
         tolerance_ms,
         first_offset,
+        zookeeper_clock_offset_ms,
     }) = loaded.partitions[1].recreated.clone()
     else {
         panic!(
@@ -509,6 +510,10 @@ fn a_topic_recreated_without_a_recorded_id_is_caught_by_its_records_timestamps()
     assert_eq!(
         (partition, stored, tolerance_ms, first_offset),
         (0, 8, 300_000, 0)
+    );
+    assert_eq!(
+        zookeeper_clock_offset_ms, None,
+        "the test cluster's ZooKeeper shares this host's clock"
     );
     // The node's modification time, by ZooKeeper's clock: the commit, within the test's span.
     assert!(
@@ -677,5 +682,87 @@ fn a_live_topic_is_never_judged_recreated_by_its_records_timestamps() {
     assert_eq!(
         rows(&loaded),
         vec![(0, Stored::Offset(8), 0, Action::Recreated, 0)]
+    );
+}
+
+/// One record stamped in the future by a producer with a wrong clock, below the stored offset of
+/// one partition of four: evidence on one partition only is no re-creation (a re-created topic
+/// restarts every partition's log), so every offset is kept; the same topic re-created for real
+/// is still caught.
+#[test]
+fn one_future_stamped_record_never_resets_a_live_topic() {
+    let cluster = cluster();
+    let (kafka, zk) = (Kafka::new(&cluster), Zk::new(&cluster));
+    for ahead_ms in [600_000, 86_400_000] {
+        let (group, topic) = (unique("g"), unique("future"));
+        let topics = vec![topic.clone()];
+        kafka.create_topic(&topic, 4);
+        for partition in 0..4 {
+            kafka.produce(&topic, partition, 100);
+        }
+        // The broken producer's record on partition 2, below the offset stored next.
+        kafka.produce_at(&topic, 2, &[now_ms() + ahead_ms]);
+        for partition in 0..4 {
+            kafka.produce(&topic, partition, 100);
+        }
+        store_by_hand(
+            &zk,
+            &group,
+            &topic,
+            &[(0, 180), (1, 180), (2, 180), (3, 180)],
+        );
+        for partition in 0..4 {
+            kafka.produce(&topic, partition, 20);
+        }
+
+        let surveyed = keeper(&cluster).survey(&group, &topics).unwrap();
+        assert!(
+            surveyed.iter().all(|s| s.recreated.is_none()),
+            "ahead {ahead_ms} ms: {surveyed:?}"
+        );
+        let keeper = keeper(&cluster);
+        let loaded = keeper.load(&group, &topics).unwrap();
+        let kept: Vec<(i32, i64, Action)> = loaded
+            .partitions
+            .iter()
+            .map(|r| (r.partition.partition, r.decision.offset, r.decision.action))
+            .collect();
+        assert_eq!(
+            kept,
+            (0..4).map(|p| (p, 180, Action::Kept)).collect::<Vec<_>>(),
+            "ahead {ahead_ms} ms"
+        );
+        drop(keeper);
+        for partition in 0..4 {
+            assert_eq!(
+                zk.get(&offset_path(&group, &topic, partition)).unwrap(),
+                b"180",
+                "nothing written"
+            );
+        }
+    }
+
+    // The control: four partitions re-created and refilled later are still caught.
+    let (group, topic) = (unique("g"), unique("reborn4"));
+    let topics = vec![topic.clone()];
+    kafka.create_topic(&topic, 4);
+    for partition in 0..4 {
+        kafka.produce(&topic, partition, 10);
+    }
+    store_by_hand(&zk, &group, &topic, &[(0, 8), (1, 8), (2, 8), (3, 8)]);
+    kafka.delete_topic(&topic);
+    kafka.create_topic(&topic, 4);
+    let later: Vec<i64> = (0..20).map(|i| now_ms() + 360_000 + i).collect();
+    for partition in 0..4 {
+        kafka.produce_at(&topic, partition, &later);
+    }
+    let loaded = keeper(&cluster).load(&group, &topics).unwrap();
+    assert!(
+        loaded
+            .partitions
+            .iter()
+            .all(|r| r.decision.action == Action::Recreated && r.decision.offset == 0),
+        "{}",
+        loaded.table()
     );
 }

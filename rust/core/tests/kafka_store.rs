@@ -1,8 +1,8 @@
 //! The Kafka group store (`offsetkeeper.store=kafka`) against a real broker: no ZooKeeper
 //! setting at all; offsets that Kafka's own consumers read back; the load's decisions and
 //! report as on ZooKeeper (retention purge, re-created topic, offsets of another committer);
-//! one active instance; a zombie's commit refused by the coordinator; a consumer of another
-//! kind refused, never committed over.
+//! one active instance; a zombie's commit refused by the coordinator, and every later one until
+//! it loads again; a consumer of another kind refused, never committed over.
 
 mod support;
 
@@ -251,6 +251,93 @@ fn one_instance_holds_a_group_and_a_zombies_commit_is_refused_by_the_coordinator
     assert_eq!(
         kafka.group_offsets(&group, &topic, &[0, 1]),
         vec![Some(2), Some(2)]
+    );
+}
+
+/// A zombie refused once stays refused (issue 62): keeper A loads and commits, then stops
+/// heartbeating (a pause longer than its member session); keeper B takes the group over,
+/// commits higher offsets and closes, leaving the group empty. A's commits are each refused at
+/// once with a conflict naming the first refusal, none joins the group again or writes, and the
+/// group keeps B's offsets, also for a commit above them. Once A loads again it commits on from
+/// B's offsets.
+#[test]
+fn a_refused_zombie_stays_refused_without_joining_again_until_it_loads() {
+    let kafka = Kafka::new(&cluster());
+    let (topic, group) = (unique("ks-zombie"), unique("ks-group"));
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 60);
+    kafka.produce(&topic, 1, 60);
+    let zombie = kafka_keeper(&[]);
+    zombie.load(&group, &topics(&topic)).expect("zombie's load");
+    zombie
+        .commit(&group, &batch(&topic, 2, 10))
+        .expect("zombie's commit");
+    zombie.stop_heartbeat(&group);
+    {
+        let taker = kafka_keeper(&[("offsetkeeper.ownership.wait.ms", "30000")]);
+        let loaded = taker.load(&group, &topics(&topic)).expect("take over");
+        assert_eq!(loaded.partitions[0].stored, Stored::Offset(10));
+        taker
+            .commit(&group, &batch(&topic, 2, 50))
+            .expect("taker commits");
+    }
+    // The taker closed: the group is empty, free for anyone to join.
+    let inspector = kafka_keeper(&[("offsetkeeper.ownership", "false")]);
+    let members = || {
+        inspector
+            .active_instances(&group)
+            .expect("describe the group")
+    };
+    assert_eq!(members(), Vec::<String>::new());
+    let first = zombie.commit(&group, &batch(&topic, 2, 20)).unwrap_err();
+    let Error::CommitConflict {
+        detail: refusal, ..
+    } = &first
+    else {
+        panic!("the zombie's first commit: {first}");
+    };
+    for offset in [30, 40, 45, 55] {
+        let started = Instant::now();
+        let err = zombie
+            .commit(&group, &batch(&topic, 2, offset))
+            .unwrap_err();
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(2),
+            "commit of {offset}: {took:?}"
+        );
+        assert!(
+            matches!(&err, Error::CommitConflict { detail, .. } if detail.contains(refusal.as_str())),
+            "commit of {offset}: {err}"
+        );
+        assert_eq!(
+            kafka.group_offsets(&group, &topic, &[0, 1]),
+            vec![Some(50), Some(50)],
+            "after the commit of {offset}"
+        );
+        assert_eq!(
+            members(),
+            Vec::<String>::new(),
+            "after the commit of {offset}"
+        );
+    }
+    // A load takes B's offsets over, and the keeper commits on from them.
+    let loaded = zombie.load(&group, &topics(&topic)).expect("load again");
+    assert_eq!(
+        rows(&loaded),
+        vec![
+            (0, Stored::Offset(50), 50, Action::Kept, 0),
+            (1, Stored::Offset(50), 50, Action::Kept, 0)
+        ]
+    );
+    let summary = zombie
+        .commit(&group, &batch(&topic, 2, 55))
+        .expect("commit after the load");
+    assert_eq!(summary.written, 2, "{summary:?}");
+    drop(zombie);
+    assert_eq!(
+        kafka.group_offsets(&group, &topic, &[0, 1]),
+        vec![Some(55), Some(55)]
     );
 }
 

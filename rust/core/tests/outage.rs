@@ -578,3 +578,72 @@ fn a_group_taken_during_the_outage_is_refused_once_zookeeper_answers() {
     );
     println!("OUTAGE group taken meanwhile: {err}; closing: {closing:?}");
 }
+
+/// A stopped ZooKeeper, with a session that outlives the outage: the first commit is deferred
+/// as soon as the session knows its connection dropped (not after a whole request timeout),
+/// and once ZooKeeper serves again after 12 s away, commits are written within about a second
+/// (the client's pause between connection rounds never grows past a second), not deferred on.
+#[test]
+#[ignore = "stops, freezes or cuts servers for minutes: run by `gradle cargoTestSlow`"]
+fn commits_resume_within_a_second_of_zookeeper_answering_again() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ensemble = Ensemble::start("outage-resume", 1);
+    let timeout = Duration::from_secs(3);
+    let keeper = keeper_on(&ensemble.connect, "127.0.0.1:1", |c| {
+        c.zookeeper.request_timeout = timeout;
+        // Longer than the outage (a tick of 1 s grants 20 s at most).
+        c.zookeeper.session_timeout = Duration::from_secs(20);
+    });
+    let (group, topic) = (unique("g"), unique("t"));
+    keeper.commit(&group, &batch(&topic, 2, 10)).unwrap();
+    let session = keeper.zookeeper_session().unwrap().id().0;
+
+    ensemble.node("stop-node", 1);
+    let stopped = Instant::now();
+    let t = Instant::now();
+    let first = keeper.commit(&group, &batch(&topic, 2, 11)).unwrap();
+    let first_took = t.elapsed();
+    assert!(first.deferred, "{first:?}");
+    assert!(
+        first_took < Duration::from_millis(1_500),
+        "the first commit after the connection dropped waited {first_took:?} (request timeout {timeout:?})"
+    );
+    let mut offset = 11;
+    while stopped.elapsed() < Duration::from_secs(12) {
+        offset += 1;
+        let deferred = keeper.commit(&group, &batch(&topic, 2, offset)).unwrap();
+        assert!(deferred.deferred, "{deferred:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    ensemble.node("start-node", 1);
+    let serving = Instant::now();
+    let written = loop {
+        offset += 1;
+        let summary = keeper.commit(&group, &batch(&topic, 2, offset)).unwrap();
+        if !summary.deferred {
+            break serving.elapsed();
+        }
+        assert!(
+            serving.elapsed() < Duration::from_secs(10),
+            "commits still deferred {:?} after ZooKeeper served again",
+            serving.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        written < Duration::from_millis(1_500),
+        "the first commit written {written:?} after ZooKeeper served again"
+    );
+    assert_eq!(
+        keeper.zookeeper_session().unwrap().id().0,
+        session,
+        "the session outlived the outage"
+    );
+    assert_eq!(
+        stored(&ensemble.connect, &group, &topic),
+        vec![Some(offset); 2]
+    );
+    println!(
+        "OUTAGE resume: first commit deferred in {first_took:?}; written {written:?} after ZooKeeper served again (12 s outage)"
+    );
+}

@@ -227,6 +227,7 @@ impl IterableEndpoints {
     }
 
     fn timeout(index: Index, size: usize) -> Duration {
+        const MAX_ROUND_DELAY: Duration = Duration::from_millis(900);
         if index.cycles == 0 {
             return Duration::ZERO;
         }
@@ -234,7 +235,11 @@ impl IterableEndpoints {
         if index.offset == 0 {
             let jitter = Duration::from_millis(fastrand::u32(0..100).into());
             let base = Duration::from_millis(1000).min(unit * size as u32);
-            base.saturating_mul(2u32.saturating_pow(index.cycles as u32 - 1)).saturating_add(jitter)
+            // Under a second between rounds (jitter included): a server back after a long outage
+            // is found within a second, not after a pause doubled for as long as it was away.
+            base.saturating_mul(2u32.saturating_pow(index.cycles as u32 - 1))
+                .min(MAX_ROUND_DELAY)
+                .saturating_add(jitter)
         } else {
             let jitter = Duration::from_millis(fastrand::u32(0..50).into());
             (unit * (index.offset as u32)) / 2 + jitter

@@ -24,6 +24,7 @@ pub mod principal;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use offsetkeeper::sasl::{
     LoginFacts, SaslExchange, SaslFailure, SaslProvider, SaslProviderHandle, SaslService,
@@ -230,8 +231,14 @@ fn kafka_target(
     properties: &[(String, String)],
     file: Option<&JaasFile>,
 ) -> Result<Option<Target>, String> {
-    let sasl = get(properties, "security.protocol")
-        .is_some_and(|p| p.trim().to_ascii_uppercase().starts_with("SASL_"));
+    // Only the two SASL protocols: a misspelt one ("SASL_PLAIN") is the engine's to refuse,
+    // naming the allowed values, not a Kerberos login to set up.
+    let sasl = get(properties, "security.protocol").is_some_and(|p| {
+        matches!(
+            p.trim().to_ascii_uppercase().as_str(),
+            "SASL_PLAINTEXT" | "SASL_SSL"
+        )
+    });
     if !sasl {
         return Ok(None);
     }
@@ -391,6 +398,24 @@ fn zookeeper_target(
 pub struct Provider {
     plan: Plan,
     gss: &'static Gssapi,
+    /// The client principal each service's last login had, for messages when the
+    /// configuration names none (the default ticket cache): an ACL refusal names it.
+    used: Mutex<Used>,
+}
+
+#[derive(Default)]
+struct Used {
+    zookeeper: Option<String>,
+    kafka: Option<String>,
+}
+
+impl Used {
+    fn of(&mut self, service: SaslService) -> &mut Option<String> {
+        match service {
+            SaslService::ZooKeeper => &mut self.zookeeper,
+            SaslService::Kafka => &mut self.kafka,
+        }
+    }
 }
 
 impl Provider {
@@ -399,7 +424,13 @@ impl Provider {
         Ok(SaslProviderHandle::new(Provider {
             plan: plan.clone(),
             gss: gssapi::system()?,
+            used: Mutex::default(),
         }))
+    }
+
+    fn used(&self) -> std::sync::MutexGuard<'_, Used> {
+        // Only messages are at stake: a panic elsewhere leaves the principals usable.
+        self.used.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -416,7 +447,9 @@ impl SaslProvider for Provider {
         let target = target
             .as_ref()
             .ok_or_else(|| SaslFailure(format!("Kerberos is not configured for {name} here")))?;
-        Exchange::start(self.gss, name, target, host).map(|e| Box::new(e) as Box<dyn SaslExchange>)
+        let exchange = Exchange::start(self.gss, name, target, host)?;
+        *self.used().of(service) = Some(exchange.authzid.clone());
+        Ok(Box::new(exchange))
     }
 
     fn login_facts(&self, service: SaslService) -> Option<LoginFacts> {
@@ -424,28 +457,34 @@ impl SaslProvider for Provider {
             SaslService::ZooKeeper => self.plan.zookeeper.as_ref(),
             SaslService::Kafka => self.plan.kafka.as_ref(),
         }?;
-        let login = &target.login;
-        let principal = login.sources.iter().find_map(Source::principal);
-        let mut words = String::from("Kerberos login");
-        if let Some(principal) = principal {
-            words.push_str(&format!(" of {principal}"));
-        }
-        let sources: Vec<String> = login.sources.iter().map(Source::describe).collect();
-        let origin = login.origin.as_deref().unwrap_or("the default login");
-        words.push_str(&format!(" ({origin}, {})", sources.join(", then ")));
-        Some(LoginFacts {
-            login: words,
-            principal: principal.map(str::to_string),
-            realm: principal.and_then(realm_of).map(str::to_string),
-            // libkrb5 reads KRB5_CONFIG (a list: its first file), else its default.
-            krb5_conf: Some(std::path::PathBuf::from(
-                std::env::var("KRB5_CONFIG")
-                    .ok()
-                    .and_then(|list| list.split(':').next().map(str::to_string))
-                    .filter(|first| !first.is_empty())
-                    .unwrap_or_else(|| "/etc/krb5.conf".to_string()),
-            )),
-        })
+        let used = self.used().of(service).clone();
+        Some(login_facts(&target.login, used.as_deref()))
+    }
+}
+
+/// Who logs in, as messages name it: the principal the login's configuration names, else the
+/// one its last login had (`used`: the default ticket cache's), else none.
+fn login_facts(login: &Login, used: Option<&str>) -> LoginFacts {
+    let principal = login.sources.iter().find_map(Source::principal).or(used);
+    let mut words = String::from("Kerberos login");
+    if let Some(principal) = principal {
+        words.push_str(&format!(" of {principal}"));
+    }
+    let sources: Vec<String> = login.sources.iter().map(Source::describe).collect();
+    let origin = login.origin.as_deref().unwrap_or("the default login");
+    words.push_str(&format!(" ({origin}, {})", sources.join(", then ")));
+    LoginFacts {
+        login: words,
+        principal: principal.map(str::to_string),
+        realm: principal.and_then(realm_of).map(str::to_string),
+        // libkrb5 reads KRB5_CONFIG (a list: its first file), else its default.
+        krb5_conf: Some(std::path::PathBuf::from(
+            std::env::var("KRB5_CONFIG")
+                .ok()
+                .and_then(|list| list.split(':').next().map(str::to_string))
+                .filter(|first| !first.is_empty())
+                .unwrap_or_else(|| "/etc/krb5.conf".to_string()),
+        )),
     }
 }
 
@@ -492,14 +531,8 @@ impl Exchange {
                 .map_or_else(|_| format!("at {host}"), |p| format!("as {}", p.shown));
             format!("Kerberos authentication{of} to {name} {server}")
         };
-        let credentials = acquire(gss, &target.login)
+        let (credentials, client) = acquire(gss, &target.login)
             .map_err(|why| SaslFailure(format!("{} failed: {why}", before())))?;
-        let client = credentials.principal().map_err(|status| {
-            SaslFailure(format!(
-                "{} failed: the credentials' principal: {status}",
-                before()
-            ))
-        })?;
         let server = target
             .server
             .of(host, realm_of(&client), &SystemResolver)
@@ -541,35 +574,59 @@ impl Exchange {
     }
 }
 
-/// The credentials of the first source that has them; the reasons of all when none has.
-fn acquire(gss: &'static Gssapi, login: &Login) -> Result<Credentials<'static>, String> {
+/// The credentials of the first source that has them, with their principal; the reasons of
+/// all when none has. MIT acquires a ticket cache's credentials without looking at its TGT's
+/// end: asking their principal is what finds an expired one, so that counts as the source's
+/// failure too, and the next source (a keytab) is tried, as Krb5LoginModule does.
+fn acquire(gss: &'static Gssapi, login: &Login) -> Result<(Credentials<'static>, String), String> {
     let mut reasons = Vec::new();
     for source in &login.sources {
-        match acquire_from(gss, source) {
-            Ok(credentials) => return Ok(credentials),
-            Err(why) => {
-                let why = format!("no usable credentials in {}: {why}", source.describe());
-                reasons.push(match &login.origin {
-                    Some(origin) => format!("{origin}: {why}"),
-                    None => why,
-                })
-            }
+        let acquired = acquire_from(gss, source).and_then(|credentials| {
+            let principal = credentials
+                .principal()
+                .map_err(|status| status.to_string())?;
+            Ok((credentials, principal))
+        });
+        match acquired {
+            Ok(acquired) => return Ok(acquired),
+            Err(why) => reasons.push(unusable(login.origin.as_deref(), source, &why)),
         }
     }
     Err(reasons.join("; "))
 }
 
+/// Why a source gave no credentials, in the words of docs/errors.md: `[origin: ]no usable
+/// credentials in <source>: <MIT's reason>`, and for a ticket cache where it is and what it
+/// holds (its principal, its TGT's end), in the words the jar uses:
+/// `(the ticket cache /tmp/cc (KRB5CCNAME) holds a TGT of app@R that expired at ...)`.
+fn unusable(origin: Option<&str>, source: &Source, reason: &str) -> String {
+    let mut why = format!("no usable credentials in {}: {reason}", source.describe());
+    if let Source::TicketCache { path, .. } = source {
+        let cache = offsetkeeper::kerberos::ticket_cache_words(path.as_deref());
+        why.push_str(&format!(" ({cache})"));
+    }
+    match origin {
+        Some(origin) => format!("{origin}: {why}"),
+        None => why,
+    }
+}
+
+/// A source's credentials, or MIT's reason (the ticket cache's words are added by [`unusable`]).
 fn acquire_from(gss: &'static Gssapi, source: &Source) -> Result<Credentials<'static>, String> {
     let name = source
         .principal()
         .map(|p| gss.user_name(p))
         .transpose()
         .map_err(|status| format!("the principal: {status}"))?;
-    let result = match source {
-        Source::TicketCache { path: None, .. } => gss.credentials(name.as_ref(), &[]),
+    match source {
+        Source::TicketCache { path: None, .. } => gss
+            .credentials(name.as_ref(), &[])
+            .map_err(|err| err.to_string()),
         Source::TicketCache {
             path: Some(path), ..
-        } => gss.credentials(name.as_ref(), &[("ccache", &file_name(path))]),
+        } => gss
+            .credentials(name.as_ref(), &[("ccache", &file_name(path))])
+            .map_err(|err| err.to_string()),
         Source::Keytab {
             path,
             cache,
@@ -578,23 +635,13 @@ fn acquire_from(gss: &'static Gssapi, source: &Source) -> Result<Credentials<'st
             // MIT says only "No credentials cache found" (of the empty MEMORY: cache) when the
             // keytab is missing or lacks the key: the file is checked first, the rest said.
             std::fs::File::open(file_path(path)).map_err(|err| format!("cannot read it: {err}"))?;
-            return gss
-                .credentials(
-                    name.as_ref(),
-                    &[("client_keytab", &file_name(path)), ("ccache", cache)],
-                )
-                .map_err(|err| format!("it has no usable key of {principal} ({err})"));
+            gss.credentials(
+                name.as_ref(),
+                &[("client_keytab", &file_name(path)), ("ccache", cache)],
+            )
+            .map_err(|err| format!("it has no usable key of {principal} ({err})"))
         }
-    };
-    // A ticket cache's failure says where the cache is and what it holds (missing, empty,
-    // expired and when), in the words the jar uses.
-    result.map_err(|err| match source {
-        Source::TicketCache { path, .. } => format!(
-            "{err} ({})",
-            offsetkeeper::kerberos::ticket_cache_words(path.as_deref())
-        ),
-        Source::Keytab { .. } => err.to_string(),
-    })
+    }
 }
 
 /// A path as krb5 names a file: Java takes paths (`FILE:` allowed), krb5 `TYPE:residual`.
@@ -723,9 +770,11 @@ mod tests {
                 }]
             );
         }
-        // Not SASL, or another mechanism (the last key given wins): no Kerberos.
+        // Not SASL, or another mechanism (the last key given wins): no Kerberos. A misspelt
+        // protocol neither: the engine refuses it by name.
         for pairs in [
             vec![("security.protocol", "SSL")],
+            vec![("security.protocol", "SASL_PLAIN")],
             vec![],
             vec![
                 ("security.protocol", "SASL_SSL"),
@@ -1048,6 +1097,135 @@ KafkaClient {
         assert!(security_layer_reply(&[1, 0, 0], "x")
             .unwrap_err()
             .contains("has 3 bytes, not 4"));
+    }
+
+    /// A ticket cache file in MIT's format (version 4) whose default principal is `principal`
+    /// with one TGT ending at `end` (seconds since the epoch), as kinit leaves one.
+    fn ticket_cache(principal: &str, end: u32) -> Vec<u8> {
+        fn data(out: &mut Vec<u8>, bytes: &[u8]) {
+            out.extend((bytes.len() as u32).to_be_bytes());
+            out.extend(bytes);
+        }
+        fn name(out: &mut Vec<u8>, principal: &str) {
+            let (parts, realm) = principal.rsplit_once('@').expect("name@REALM");
+            let parts: Vec<&str> = parts.split('/').collect();
+            out.extend(1u32.to_be_bytes());
+            out.extend((parts.len() as u32).to_be_bytes());
+            data(out, realm.as_bytes());
+            for part in parts {
+                data(out, part.as_bytes());
+            }
+        }
+        let realm = principal.rsplit_once('@').expect("name@REALM").1;
+        let mut out = vec![0x05, 0x04, 0, 12, 0, 1, 0, 8];
+        out.extend([0u8; 8]);
+        name(&mut out, principal);
+        name(&mut out, principal);
+        name(&mut out, &format!("krbtgt/{realm}@{realm}"));
+        out.extend(18u16.to_be_bytes());
+        data(&mut out, &[7; 32]);
+        for time in [1, 1, end, 0] {
+            out.extend(time.to_be_bytes());
+        }
+        out.push(0);
+        out.extend([0u8; 12]); // flags, no addresses, no authdata
+        data(&mut out, b"ticket");
+        data(&mut out, b"");
+        out
+    }
+
+    #[test]
+    fn an_expired_ticket_cache_is_named_with_its_principal_and_end() {
+        let cache = temp_file("expired-cc", "");
+        std::fs::write(&cache, ticket_cache("app@EXAMPLE.COM", 1_000)).expect("write");
+        let path = cache.display().to_string();
+        let source = Source::TicketCache {
+            path: Some(path.clone()),
+            principal: None,
+        };
+        // MIT's words when gss_inquire_cred finds the TGT expired.
+        assert_eq!(
+            unusable(
+                Some("sasl.jaas.config"),
+                &source,
+                "The referenced credential has expired"
+            ),
+            format!(
+                "sasl.jaas.config: no usable credentials in ticket cache {path}: The referenced credential has expired \
+                 (the ticket cache {path} holds a TGT of app@EXAMPLE.COM that expired at 1970-01-01T00:16:40Z: kinit (or k5start) renews it)"
+            )
+        );
+        std::fs::remove_file(&cache).expect("clean up");
+        assert_eq!(
+            unusable(None, &source, "No Kerberos credentials available"),
+            format!(
+                "no usable credentials in ticket cache {path}: No Kerberos credentials available \
+                 (the ticket cache {path} does not exist)"
+            )
+        );
+        // A keytab's reason is its own: no ticket cache is named.
+        let keytab = Source::Keytab {
+            path: "/k/app.keytab".into(),
+            principal: "app@R".into(),
+            cache: "MEMORY:x".into(),
+        };
+        assert_eq!(
+            unusable(None, &keytab, "cannot read it: No such file or directory (os error 2)"),
+            "no usable credentials in keytab /k/app.keytab: cannot read it: No such file or directory (os error 2)"
+        );
+    }
+
+    #[test]
+    fn the_default_ticket_cache_is_named_as_krb5ccname_gives_it() {
+        // KRB5CCNAME is the process's: only its words' form is checked here, not its value.
+        let words = unusable(
+            None,
+            &Source::TicketCache {
+                path: None,
+                principal: None,
+            },
+            "The referenced credential has expired",
+        );
+        assert!(
+            words.starts_with(
+                "no usable credentials in the default ticket cache (KRB5CCNAME, as kinit leaves it): \
+                 The referenced credential has expired (the ticket cache "
+            ),
+            "{words}"
+        );
+        assert!(words.ends_with(')'), "{words}");
+    }
+
+    #[test]
+    fn the_login_is_named_by_the_principal_it_used_when_none_is_configured() {
+        // The CLI's default login names no principal: an ACL refusal names the one used.
+        let facts = login_facts(&default_login(), Some("app@EXAMPLE.COM"));
+        assert_eq!(facts.principal.as_deref(), Some("app@EXAMPLE.COM"));
+        assert_eq!(facts.realm.as_deref(), Some("EXAMPLE.COM"));
+        assert_eq!(
+            facts.login,
+            "Kerberos login of app@EXAMPLE.COM (the default login, the default ticket cache (KRB5CCNAME, as kinit leaves it))"
+        );
+        // Before any login: none to name.
+        let facts = login_facts(&default_login(), None);
+        assert_eq!(facts.principal, None);
+        assert!(facts
+            .login
+            .starts_with("Kerberos login (the default login, "));
+        // A configured principal wins over the cache's.
+        let login = Login {
+            sources: vec![Source::TicketCache {
+                path: Some("/tmp/cc".into()),
+                principal: Some("spark@R".into()),
+            }],
+            origin: Some("sasl.jaas.config".into()),
+        };
+        let facts = login_facts(&login, Some("other@R"));
+        assert_eq!(facts.principal.as_deref(), Some("spark@R"));
+        assert_eq!(
+            facts.login,
+            "Kerberos login of spark@R (sasl.jaas.config, ticket cache /tmp/cc)"
+        );
     }
 
     #[test]

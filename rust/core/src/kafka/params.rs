@@ -72,6 +72,27 @@ const FIXED_SETTINGS: &[(&str, &str)] = &[
     ("enable.sparse.connections", "false"),
 ];
 
+/// `security.protocol`'s values, as Kafka's clients spell them; any case is accepted, as
+/// Kafka's `CaseInsensitiveValidString` accepts it.
+pub const SECURITY_PROTOCOLS: &[&str] = &["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"];
+
+/// What a `security.protocol` value asks for: `(tls, sasl)`. Read once in
+/// [`KafkaSettings::from_params`], so that a misspelt value is refused where the configuration
+/// is checked (the builder's `build()`, the CLI's start) and not first at a load.
+pub fn security_protocol(value: &str) -> Result<(bool, bool)> {
+    let given = value.trim();
+    match given.to_ascii_uppercase().as_str() {
+        "PLAINTEXT" => Ok((false, false)),
+        "SSL" => Ok((true, false)),
+        "SASL_PLAINTEXT" => Ok((false, true)),
+        "SASL_SSL" => Ok((true, true)),
+        _ => Err(Error::invalid(format!(
+            "security.protocol '{given}' is not one of {}",
+            SECURITY_PROTOCOLS.join(", ")
+        ))),
+    }
+}
+
 /// `kafkaParams` as loads read them (and, translated, the CLI's `migrate`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct KafkaSettings {
@@ -112,6 +133,9 @@ impl KafkaSettings {
             if key == "auto.offset.reset" {
                 auto_offset_reset = Some(OnMissing::from_auto_offset_reset(value)?);
             } else if PASSED_KEYS.contains(&key) || JAVA_ONLY_KEYS.contains(&key) {
+                if key == "security.protocol" {
+                    security_protocol(value)?;
+                }
                 // Java's key is `sasl.mechanism`; librdkafka's canonical one is `sasl.mechanisms`.
                 let key = if key == "sasl.mechanism" {
                     "sasl.mechanisms"
@@ -366,6 +390,36 @@ mod tests {
             "{message}"
         );
         assert!(KafkaSettings::from_params([("bootstrap.servers", " ")]).is_err());
+    }
+
+    #[test]
+    fn a_misspelt_security_protocol_is_refused_when_the_params_are_read() {
+        for bad in ["SASL_PLAIN", "plaintxt", "TLS", ""] {
+            let message = KafkaSettings::from_params([
+                ("bootstrap.servers", "b:1"),
+                ("security.protocol", bad),
+                ("sasl.password", "hunter2-secret"),
+            ])
+            .unwrap_err()
+            .to_string();
+            assert_eq!(
+                message,
+                format!(
+                    "invalid argument: security.protocol '{bad}' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
+                )
+            );
+        }
+        // Kafka's clients take any case, and whitespace around the value.
+        for good in ["PLAINTEXT", "ssl", " Sasl_Plaintext ", "sasl_ssl"] {
+            let settings = KafkaSettings::from_params([
+                ("bootstrap.servers", "b:1"),
+                ("security.protocol", good),
+            ])
+            .unwrap();
+            assert_eq!(setting(&settings, "security.protocol"), Some(good));
+        }
+        assert_eq!(security_protocol("sasl_ssl").unwrap(), (true, true));
+        assert_eq!(security_protocol(" SSL").unwrap(), (true, false));
     }
 
     #[test]

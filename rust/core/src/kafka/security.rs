@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::params::{jaas_login, KafkaSettings};
+use super::params::{jaas_login, security_protocol, KafkaSettings};
 use crate::error::{Error, Result};
 use crate::sasl::{SaslProviderHandle, GSSAPI, GSSAPI_IN_THE_JAR};
 use crate::tls::{client_config, endpoint_identification, keystore, pem_file, truststore, Pem};
@@ -84,21 +84,9 @@ impl KafkaSecurity {
         settings: &KafkaSettings,
         provider: Option<&SaslProviderHandle>,
     ) -> Result<KafkaSecurity> {
-        let given = settings
-            .get("security.protocol")
-            .unwrap_or("PLAINTEXT")
-            .trim();
-        let (tls, sasl) = match given.to_ascii_uppercase().as_str() {
-            "PLAINTEXT" => (false, false),
-            "SSL" => (true, false),
-            "SASL_PLAINTEXT" => (false, true),
-            "SASL_SSL" => (true, true),
-            _ => {
-                return Err(Error::invalid(format!(
-                    "security.protocol '{given}' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
-                )))
-            }
-        };
+        // Checked in `KafkaSettings::from_params` already; read again for settings built by hand.
+        let (tls, sasl) =
+            security_protocol(settings.get("security.protocol").unwrap_or("PLAINTEXT"))?;
         let (tls, tls_pem) = if tls {
             let (config, pem) = tls_config(settings)?;
             (Some(config), pem)
@@ -224,10 +212,6 @@ mod tests {
     #[test]
     fn bad_security_settings_are_refused_by_name() {
         for (pairs, needle) in [
-            (
-                vec![("security.protocol", "TLS")],
-                "security.protocol 'TLS'",
-            ),
             (
                 vec![
                     ("security.protocol", "SASL_PLAINTEXT"),

@@ -179,6 +179,8 @@ impl KafkaStore {
         for tp in &doomed {
             state.stored.remove(tp);
             state.floors.remove(tp);
+            // This keeper's own deletion: not someone else's change when it joins again.
+            state.seen.insert(tp, None);
         }
         Ok(doomed.len())
     }

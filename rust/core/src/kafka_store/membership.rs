@@ -204,6 +204,7 @@ impl Joining<'_> {
     /// group in the middle of a rebalance) waited for until `wait` has passed since `started`.
     async fn wait_for_no_members(&self, started: Instant, wait: Duration) -> Result<()> {
         let mine = self.instance_id();
+        let mut told = false;
         loop {
             let view = self.brokers.describe_group(self.group).await?;
             let others: Vec<&GroupMember> = view
@@ -212,6 +213,13 @@ impl Joining<'_> {
                 .filter(|m| m.instance_id.as_deref() != Some(mine.as_str()))
                 .collect();
             if others.is_empty() {
+                if told {
+                    log::info!(
+                        "group {}: the other member went; this keeper joins after waiting {} ms",
+                        self.group,
+                        started.elapsed().as_millis()
+                    );
+                }
                 return Ok(());
             }
             if is_other_kind(&view) {
@@ -246,6 +254,17 @@ impl Joining<'_> {
                 );
             }
             let waited = started.elapsed();
+            if !told && waited < wait {
+                told = true;
+                log::info!(
+                    "group {}: waiting up to {} ms for {} other member(s) to leave the group ({}; a member's session ends {} ms after its last heartbeat)",
+                    self.group,
+                    wait.saturating_sub(waited).as_millis(),
+                    others.len(),
+                    others[0].describe(),
+                    SESSION_TIMEOUT.as_millis()
+                );
+            }
             if waited >= wait {
                 let owner = others[0];
                 return Err(Error::Owned {

@@ -9,7 +9,9 @@
 //!   topic unknown to newer brokers) is named in the error; the others of the request are
 //!   stored.
 //! - Fencing: commits carry this keeper's membership ([`membership`]); a commit of an instance
-//!   that lost its place is refused by the coordinator, nothing written.
+//!   that lost its place is refused by the coordinator, nothing written. A conflict refuses
+//!   every later commit of the group at once, with no request and no join, until a load of it
+//!   succeeds: a zombie never rejoins an emptied group to write its older offsets.
 //! - Identity: each offset's metadata records its topic's ID and when it was committed
 //!   ([`metadata`]).
 //! - Outages: a coordinator that cannot be reached (moving, restarting) defers commits within
@@ -28,7 +30,7 @@ use crate::batch::CommitBatch;
 use crate::commit::CommitSummary;
 use crate::config::{KeeperConfig, Ownership};
 use crate::error::{Error, Result};
-use crate::kafka::group::{codes, FetchedOffset};
+use crate::kafka::group::{codes, FetchedOffset, PROTOCOL_TYPE};
 use crate::kafka::protocol::error_name;
 use crate::kafka::Brokers;
 use crate::load::{judged, Inspected, Loaded, StalePartition};
@@ -56,9 +58,41 @@ struct GroupState {
     /// The highest offset this keeper committed or found kept, per partition (monotonic
     /// commits).
     floors: PartitionMap<i64>,
+    /// What this keeper last saw the group hold per partition, from its load and its commits
+    /// (`None`: nothing committed), whatever the topic ID: what tells, when it joins again,
+    /// that someone else committed meanwhile.
+    seen: PartitionMap<Option<i64>>,
+    /// Offsets of this keeper's writes that failed on the way, outcome unknown: the group may
+    /// hold one of them with no one else having written. Rare, so kept apart.
+    unsure: HashMap<TopicPartition, Vec<i64>>,
     /// Offsets of commits deferred during a coordinator outage, the newest per partition.
     deferred: BTreeMap<TopicPartition, i64>,
     outage: Option<(Instant, usize)>,
+    /// The conflict that refused a commit: every later commit fails at once with it, writing
+    /// nothing and joining nothing, until a load of the group succeeds (as on ZooKeeper, whose
+    /// fencing versions stay stale until then).
+    refused: Option<Refused>,
+}
+
+/// A commit conflict that refuses the group's later commits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Refused {
+    partition: TopicPartition,
+    detail: String,
+}
+
+impl Refused {
+    /// The error of a later commit: the same kind, naming the original conflict.
+    fn again(&self, group: &str) -> Error {
+        conflict(
+            group,
+            &self.partition,
+            &format!(
+                "an earlier commit of this keeper was refused ({}); every later commit of the group fails at once, and nothing of this one was written. Load the group again (restart the job) to take over what is stored",
+                self.detail
+            ),
+        )
+    }
 }
 
 /// Loads, validates and commits offsets kept in Kafka's group store.
@@ -198,7 +232,7 @@ impl KafkaStore {
             state.partitions = partitions.clone();
             let read = match early_read {
                 Some((fetched, ranges)) => {
-                    self.combine(&topics, &partitions, &ids, fetched, ranges)
+                    self.combine(group, &topics, &partitions, &ids, fetched, ranges)
                         .await
                 }
                 None => self.read(group, &topics, &partitions, &ids).await,
@@ -241,7 +275,10 @@ impl KafkaStore {
                 }
             };
             state.topic_ids = ids;
+            // A load takes over what is stored: a refused keeper commits again from it.
+            state.refused = None;
             for report in &loaded.partitions {
+                state.loaded(&report.partition, &report.stored);
                 match (&report.stored, report.decision.action) {
                     (Stored::Offset(offset), Action::Kept) => {
                         state.floors.insert(&report.partition, *offset);
@@ -289,13 +326,15 @@ impl KafkaStore {
             self.brokers.fetch_offsets(group),
             self.brokers.ranges(partitions)
         )?;
-        self.combine(topics, partitions, ids, fetched, ranges).await
+        self.combine(group, topics, partitions, ids, fetched, ranges)
+            .await
     }
 
     /// [`Self::read`]'s answers put together: the committed offsets beside the ranges, the
     /// offsets of partitions that no longer exist, and the re-created topics.
     async fn combine(
         &self,
+        group: &str,
         topics: &[String],
         partitions: &[TopicPartition],
         ids: &HashMap<String, Option<String>>,
@@ -366,7 +405,8 @@ impl KafkaStore {
                         .map_or(0, |(_, m)| m.committed_at),
                 })
                 .collect();
-            let found = recreated_by_record_time(&self.brokers, &judged, tolerance).await?;
+            let found =
+                recreated_by_record_time(&self.brokers, group, &judged, tolerance, None).await?;
             recreated.extend(found);
         }
         Ok(Read {
@@ -381,14 +421,18 @@ impl KafkaStore {
     /// Commits a batch in one OffsetCommit; see the module's documentation.
     pub(crate) fn commit(&self, group: &str, batch: &CommitBatch) -> Result<CommitSummary> {
         batch.check(group)?;
-        if batch.is_empty() {
-            return Ok(CommitSummary::default());
-        }
         let started = Instant::now();
-        let runtime = runtime()?;
         let owned = self.group(group);
         let mut state = owned.lock();
         let state = &mut *state;
+        // A refused keeper fails at once: no request, no join.
+        if let Some(refused) = state.refusal(group) {
+            return Err(refused);
+        }
+        if batch.is_empty() {
+            return Ok(CommitSummary::default());
+        }
+        let runtime = runtime()?;
         // The batch in its order, each topic's known offsets looked up once per run of its
         // partitions, with the offsets of deferred commits: the newest of each partition, and
         // those the batch does not name after it.
@@ -489,9 +533,34 @@ impl KafkaStore {
         }
     }
 
+    /// [`Self::send`], unless the group's commits are refused; a conflict refuses them from
+    /// then on, and the membership is left.
+    async fn write(
+        &self,
+        group: &str,
+        state: &mut GroupState,
+        entries: &[(TopicPartition, i64)],
+    ) -> Result<()> {
+        if let Some(refused) = state.refusal(group) {
+            return Err(refused);
+        }
+        let sent = self.send(group, state, entries).await;
+        if let Err(Error::CommitConflict {
+            partition, detail, ..
+        }) = &sent
+        {
+            if let Some(member) = state.refuse(group, partition, detail) {
+                member
+                    .leave(&self.brokers, group, self.brokers.timeout())
+                    .await;
+            }
+        }
+        sent
+    }
+
     /// One OffsetCommit of the entries, as this keeper's membership when ownership is on
     /// (joining first when it has none, and then fencing on what is stored).
-    async fn write(
+    async fn send(
         &self,
         group: &str,
         state: &mut GroupState,
@@ -545,10 +614,17 @@ impl KafkaStore {
                 },
                 None => None,
             };
-            let answered = self
+            let answered = match self
                 .brokers
                 .commit_offsets(group, membership.as_ref(), &offsets)
-                .await?;
+                .await
+            {
+                Ok(answered) => answered,
+                Err(err) => {
+                    state.write_unknown(entries);
+                    return Err(err);
+                }
+            };
             let fenced = answered.iter().all(|code| {
                 matches!(
                     *code,
@@ -572,9 +648,7 @@ impl KafkaStore {
         let mut refused = Vec::new();
         for ((tp, offset), code) in entries.iter().zip(&answered) {
             if *code == 0 {
-                state.stored.insert(tp, *offset);
-                let floor = state.floors.get(tp).map_or(*offset, |f| (*f).max(*offset));
-                state.floors.insert(tp, floor);
+                state.wrote(tp, *offset);
             } else {
                 refused.push((tp, *code));
             }
@@ -587,10 +661,20 @@ impl KafkaStore {
             codes::ILLEGAL_GENERATION | codes::UNKNOWN_MEMBER_ID if all => {
                 let view = self.brokers.describe_group(group).await?;
                 let members: Vec<String> = view.members.iter().map(|m| m.describe()).collect();
+                // A member of offsetkeeper's own protocol is a driver of a job on this group,
+                // perhaps one just killed, whose member lingers until its session ends.
+                let ours = if view.protocol_type == PROTOCOL_TYPE {
+                    format!(
+                        "; a driver of this job killed a moment ago stays a member until its session ends, {} ms after its last heartbeat: a later commit then goes through",
+                        membership::SESSION_TIMEOUT.as_millis()
+                    )
+                } else {
+                    String::new()
+                };
                 Err(Error::GroupInUse {
                     group: group.to_string(),
                     detail: format!(
-                        "{} live member(s) ({}): {}",
+                        "{} live member(s) ({}): {}{ours}",
                         members.len(),
                         error_name(code),
                         members.join("; ")
@@ -630,7 +714,7 @@ impl KafkaStore {
 
     /// A keeper that holds no membership of the group (it never loaded it: deserialized from a
     /// checkpoint; or its place was lost and the group is free again) joins first, then reads
-    /// what is stored: offsets that differ from what this keeper last knew were written by
+    /// what is stored: offsets that differ from what this keeper last saw were written by
     /// someone else meanwhile, and the commit is a conflict, nothing written.
     async fn settle_membership(
         &self,
@@ -656,7 +740,9 @@ impl KafkaStore {
         } else {
             self.ownership_wait()
         };
-        state.member = None;
+        // The lost membership stays until a new one replaces it: a join that fails for want of
+        // an answer leaves the next commit a keeper that lost its place, not one that never
+        // joined (which would wait the whole ownership wait and take over what it finds).
         let member = self
             .joining(group, &topics, &partitions)
             .join(wait)
@@ -667,26 +753,59 @@ impl KafkaStore {
                     &entries[0].0,
                     &format!("{lost}; another instance holds the group now: {owner}"),
                 ),
+                (Some(lost), Error::GroupInUse { detail, .. }) => conflict(
+                    group,
+                    &entries[0].0,
+                    &format!("{lost}; the group is in use now: {detail}"),
+                ),
                 (_, err) => err,
             })?;
+        let fetched = match self.brokers.fetch_offsets(group).await {
+            Ok(fetched) => fetched,
+            Err(err) => {
+                // Not compared with what is stored: no commit on this membership, the next
+                // commit joins and reads again.
+                member
+                    .leave(&self.brokers, group, self.brokers.timeout())
+                    .await;
+                return Err(err);
+            }
+        };
         state.member = Some(member);
         state.partitions = partitions;
         state.topics = topics;
-        let fetched = self.brokers.fetch_offsets(group).await?;
         let now: HashMap<&TopicPartition, i64> =
             fetched.iter().map(|f| (&f.partition, f.offset)).collect();
+        let why = match &lost {
+            Some(lost) => format!("this keeper lost its membership of the group ({lost})"),
+            None => "this keeper left the group (a load of it failed)".to_string(),
+        };
+        if let Some((tp, saw, holds)) = overtaken(&state.seen, &state.unsure, &now) {
+            return Err(conflict(
+                group,
+                &tp,
+                &format!(
+                    "{why}, and meanwhile someone else committed {} where this keeper had seen {}; nothing of this commit was written",
+                    shown(holds),
+                    shown(saw)
+                ),
+            ));
+        }
         if lost.is_some() {
-            for (tp, known) in state.stored.iter() {
-                if now.get(&tp) != Some(known) {
-                    return Err(conflict(
-                        group,
-                        &tp,
-                        &format!(
-                            "this keeper lost its membership of the group ({}), and meanwhile someone else committed {} where this keeper had stored {known}; nothing of this commit was written",
-                            lost.as_deref().unwrap_or_default(),
-                            now.get(&tp).map_or("nothing".to_string(), |o| o.to_string())
-                        ),
-                    ));
+            // Never below another member's offset of a partition this keeper knew nothing of.
+            if let Some((tp, offset, holds)) = below_others(entries, &state.seen, &now) {
+                return Err(conflict(
+                    group,
+                    tp,
+                    &format!(
+                        "{why}, and meanwhile someone else committed {holds}, above this commit's {offset}; nothing of this commit was written"
+                    ),
+                ));
+            }
+            // Writes of this keeper whose outcome was unknown: those the group holds are its own.
+            for (tp, offsets) in std::mem::take(&mut state.unsure) {
+                if let Some(offset) = now.get(&tp).filter(|o| offsets.contains(o)) {
+                    state.wrote(&tp, *offset);
                 }
             }
         } else {
@@ -696,7 +815,10 @@ impl KafkaStore {
             );
             for (tp, offset) in now {
                 state.stored.insert(tp, offset);
+                state.seen.insert(tp, Some(offset));
             }
+            // What the group holds is taken over, the writes of unknown outcome with it.
+            state.unsure.clear();
         }
         Ok(())
     }
@@ -751,6 +873,101 @@ impl GroupState {
     fn holds_other_than(&self, topics: &[String], partitions: &[TopicPartition]) -> bool {
         self.member.is_some() && (self.topics != topics || self.partitions != partitions)
     }
+
+    /// The error of a commit while the group's commits are refused.
+    fn refusal(&self, group: &str) -> Option<Error> {
+        self.refused.as_ref().map(|refused| refused.again(group))
+    }
+
+    /// A commit met a conflict: the group's commits are refused from now on, deferred offsets
+    /// are dropped (nothing of a refused keeper is written), and the membership is handed back
+    /// to be left, so that the group is free for the instance that holds it.
+    fn refuse(&mut self, group: &str, partition: &TopicPartition, detail: &str) -> Option<Member> {
+        log::warn!(
+            "group {group}: this keeper's commits are refused from now on ({detail}); each fails at once, writing nothing, until the job loads the group again"
+        );
+        self.refused = Some(Refused {
+            partition: partition.clone(),
+            detail: detail.to_string(),
+        });
+        self.deferred.clear();
+        self.outage = None;
+        self.member.take()
+    }
+
+    /// What a load found stored: the group's commits are no longer refused, and what this
+    /// keeper saw is what the load read.
+    fn loaded(&mut self, partition: &TopicPartition, stored: &Stored) {
+        let offset = match stored {
+            Stored::Offset(offset) => Some(*offset),
+            _ => None,
+        };
+        self.seen.insert(partition, offset);
+        self.unsure.remove(partition);
+    }
+
+    /// This keeper stored `offset` for the partition.
+    fn wrote(&mut self, partition: &TopicPartition, offset: i64) {
+        self.stored.insert(partition, offset);
+        self.seen.insert(partition, Some(offset));
+        let floor = self
+            .floors
+            .get(partition)
+            .map_or(offset, |f| (*f).max(offset));
+        self.floors.insert(partition, floor);
+        if !self.unsure.is_empty() {
+            self.unsure.remove(partition);
+        }
+    }
+
+    /// A write of these offsets failed on the way: the group may hold them now.
+    fn write_unknown(&mut self, entries: &[(TopicPartition, i64)]) {
+        for (partition, offset) in entries {
+            let offsets = self.unsure.entry(partition.clone()).or_default();
+            if !offsets.contains(offset) {
+                offsets.push(*offset);
+            }
+        }
+    }
+}
+
+/// Someone else's commit: a partition whose offset the group holds now (`None`: none) is
+/// neither what this keeper last saw there nor one of its writes whose outcome it does not
+/// know. The first such partition, with what this keeper saw and what the group holds.
+fn overtaken(
+    seen: &PartitionMap<Option<i64>>,
+    unsure: &HashMap<TopicPartition, Vec<i64>>,
+    now: &HashMap<&TopicPartition, i64>,
+) -> Option<(TopicPartition, Option<i64>, Option<i64>)> {
+    seen.iter()
+        .filter_map(|(partition, saw)| {
+            let holds = now.get(&partition).copied();
+            let ours = holds.is_some_and(|offset| {
+                unsure
+                    .get(&partition)
+                    .is_some_and(|offsets| offsets.contains(&offset))
+            });
+            (holds != *saw && !ours).then_some((partition, *saw, holds))
+        })
+        .min_by(|a, b| a.0.cmp(&b.0))
+}
+
+/// The first entry of a partition this keeper never saw that the group holds a higher offset
+/// for: one someone else committed. With the entry's offset and the group's.
+fn below_others<'a>(
+    entries: &'a [(TopicPartition, i64)],
+    seen: &PartitionMap<Option<i64>>,
+    now: &HashMap<&TopicPartition, i64>,
+) -> Option<(&'a TopicPartition, i64, i64)> {
+    entries.iter().find_map(|(tp, offset)| {
+        let holds = now.get(tp).copied()?;
+        (seen.get(tp).is_none() && holds > *offset).then_some((tp, *offset, holds))
+    })
+}
+
+/// An offset as a message names it.
+fn shown(offset: Option<i64>) -> String {
+    offset.map_or("nothing".to_string(), |offset| offset.to_string())
 }
 
 /// What a read of the group store found.
@@ -781,5 +998,109 @@ fn is_unreachable(err: &Error) -> bool {
             operation, message, ..
         } => *operation == "group coordinator request" && message.starts_with("gave up"),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tp(partition: i32) -> TopicPartition {
+        TopicPartition::new("t", partition)
+    }
+
+    #[test]
+    fn a_refused_group_fails_every_commit_naming_the_first_conflict_until_a_load() {
+        let mut state = GroupState::default();
+        assert!(state.refusal("g").is_none());
+        state.deferred.insert(tp(0), 300);
+        state.outage = Some((Instant::now(), 2));
+        let member = state.refuse("g", &tp(1), "someone else committed 1021");
+        assert!(member.is_none());
+        // Nothing of a refused keeper is written, not even at closing.
+        assert!(state.deferred.is_empty() && state.outage.is_none());
+        for _ in 0..3 {
+            let Some(Error::CommitConflict {
+                group,
+                partition,
+                detail,
+            }) = state.refusal("g")
+            else {
+                panic!("a refused group's commit is a conflict");
+            };
+            assert_eq!((group.as_str(), partition), ("g", tp(1)));
+            assert!(
+                detail.contains("someone else committed 1021")
+                    && detail.contains("Load the group again"),
+                "{detail}"
+            );
+        }
+        // The load clears it (as `KafkaStore::load` does) and takes over what it read.
+        state.refused = None;
+        state.loaded(&tp(1), &Stored::Offset(1021));
+        assert!(state.refusal("g").is_none());
+        assert_eq!(state.seen.get(&tp(1)), Some(&Some(1021)));
+    }
+
+    #[test]
+    fn a_change_this_keeper_did_not_make_is_someone_elses_commit() {
+        let mut state = GroupState::default();
+        state.loaded(&tp(0), &Stored::Offset(200));
+        state.loaded(&tp(1), &Stored::Missing);
+        state.wrote(&tp(0), 250);
+        let (a, b, c) = (tp(0), tp(1), tp(2));
+        fn holds<'a>(pairs: &[(&'a TopicPartition, i64)]) -> HashMap<&'a TopicPartition, i64> {
+            pairs.iter().copied().collect()
+        }
+        // As this keeper left it; a partition it never saw is not compared.
+        let same = holds(&[(&a, 250), (&c, 9)]);
+        assert_eq!(overtaken(&state.seen, &state.unsure, &same), None);
+        // Someone else committed above it, or where it saw nothing, or removed it.
+        let above = holds(&[(&a, 1021)]);
+        assert_eq!(
+            overtaken(&state.seen, &state.unsure, &above),
+            Some((a.clone(), Some(250), Some(1021)))
+        );
+        let filled = holds(&[(&a, 250), (&b, 40)]);
+        assert_eq!(
+            overtaken(&state.seen, &state.unsure, &filled),
+            Some((b.clone(), None, Some(40)))
+        );
+        assert_eq!(
+            overtaken(&state.seen, &state.unsure, &holds(&[])),
+            Some((a.clone(), Some(250), None))
+        );
+        // A write of this keeper that failed on the way may have landed: its own.
+        state.write_unknown(&[(a.clone(), 300), (a.clone(), 300)]);
+        assert_eq!(state.unsure.get(&a), Some(&vec![300]));
+        assert_eq!(
+            overtaken(&state.seen, &state.unsure, &holds(&[(&a, 300)])),
+            None
+        );
+        state.wrote(&a, 320);
+        assert!(state.unsure.is_empty());
+        assert_eq!(
+            (state.stored.get(&a), state.floors.get(&a)),
+            (Some(&320), Some(&320))
+        );
+    }
+
+    #[test]
+    fn an_entry_below_another_members_offset_of_an_unseen_partition_is_found() {
+        let mut seen = PartitionMap::default();
+        seen.insert(&tp(0), Some(5));
+        let entries = vec![(tp(0), 3), (tp(1), 10), (tp(2), 50)];
+        let (b, c) = (tp(1), tp(2));
+        let now: HashMap<&TopicPartition, i64> = [(&b, 10), (&c, 60)].into_iter().collect();
+        // Seen partitions are `overtaken`'s; an equal offset is not below.
+        assert_eq!(below_others(&entries, &seen, &now), Some((&c, 50, 60)));
+        let now: HashMap<&TopicPartition, i64> = [(&b, 9)].into_iter().collect();
+        assert_eq!(below_others(&entries, &seen, &now), None);
+    }
+
+    #[test]
+    fn offsets_are_named_or_nothing() {
+        assert_eq!(shown(Some(7)), "7");
+        assert_eq!(shown(None), "nothing");
     }
 }

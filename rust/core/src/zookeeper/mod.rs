@@ -1,5 +1,6 @@
 //! The ZooKeeper store: one session reused across calls, multi-reads, and atomic multi-writes.
 
+pub(crate) mod clock;
 pub mod layout;
 pub(crate) mod outage;
 pub mod security;
@@ -793,6 +794,22 @@ impl ZkStore {
     pub async fn close_session(&self) {
         let taken = self.current().take();
         drop(taken);
+    }
+
+    /// Whether this store's session, when it knows its connection dropped, connects again
+    /// within `bound`. True at once when it is connected, or has no session (a call opens one)
+    /// or an ended one (a call opens a new one).
+    pub(crate) async fn reconnects_within(&self, bound: Duration) -> bool {
+        let Some(client) = self.live() else {
+            return true;
+        };
+        let mut watcher = client.state_watcher();
+        if watcher.state() != zk::SessionState::Disconnected {
+            return true;
+        }
+        let connected =
+            async { while watcher.changed().await == zk::SessionState::Disconnected {} };
+        tokio::time::timeout(bound, connected).await.is_ok()
     }
 
     /// One request that ZooKeeper answers only with a working session (opened anew when the

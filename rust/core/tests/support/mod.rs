@@ -734,6 +734,14 @@ impl Zk {
         }
     }
 
+    /// The node's modification time (the ZooKeeper server's clock), milliseconds since the epoch.
+    pub fn mtime(&self, path: &str) -> i64 {
+        match RUNTIME.block_on(self.client.get_data(path)) {
+            Ok((_, stat)) => stat.mtime,
+            Err(err) => panic!("get {path}: {err}"),
+        }
+    }
+
     /// Writes a raw value, creating the node and its parents.
     pub fn put(&self, path: &str, data: &[u8]) {
         let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
@@ -929,8 +937,13 @@ pub struct Ensemble {
 
 impl Ensemble {
     pub fn start(name: &str, nodes: usize) -> Ensemble {
+        Ensemble::start_with_env(name, nodes, &[])
+    }
+
+    /// [`Ensemble::start`] with `env` in the servers' environment (e.g. libfaketime's).
+    pub fn start_with_env(name: &str, nodes: usize, env: &[(&str, &str)]) -> Ensemble {
         let dir = repo_root().join("build").join(unique(name));
-        ensemble_script(&["start", &dir.to_string_lossy(), &nodes.to_string()]);
+        ensemble_script_with_env(&["start", &dir.to_string_lossy(), &nodes.to_string()], env);
         let vars = read_env_file(&dir.join("ensemble.env"));
         let connect = vars
             .get("OFFSETKEEPER_ZK")
@@ -953,10 +966,15 @@ impl Drop for Ensemble {
 }
 
 fn ensemble_script(args: &[&str]) {
+    ensemble_script_with_env(args, &[]);
+}
+
+fn ensemble_script_with_env(args: &[&str], env: &[(&str, &str)]) {
     let script = repo_root().join("tests/cluster/ensemble.sh");
     let status = Command::new("bash")
         .arg(&script)
         .args(args)
+        .envs(env.iter().copied())
         .status()
         .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
     assert!(status.success(), "ensemble.sh {args:?} failed: {status}");
@@ -1092,4 +1110,33 @@ pub fn capture_warnings() {
 /// The WARN and ERROR lines logged since [`capture_warnings`], in order.
 pub fn warnings() -> Vec<String> {
     WARNINGS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// The path of libfaketime.so.1, read from the file `OFFSETKEEPER_LIBFAKETIME_FILE` names (Gradle's
+/// `:jvm:libfaketime` writes it), else from what `tests/cluster/libfaketime.sh` finds or installs.
+pub fn libfaketime() -> String {
+    let file = match std::env::var("OFFSETKEEPER_LIBFAKETIME_FILE") {
+        Ok(file) => PathBuf::from(file),
+        Err(_) => {
+            let file = repo_root().join("build/libfaketime.path");
+            let script = repo_root().join("tests/cluster/libfaketime.sh");
+            let status = Command::new("bash")
+                .arg(&script)
+                .arg(&file)
+                .status()
+                .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
+            assert!(status.success(), "libfaketime.sh failed: {status}");
+            file
+        }
+    };
+    let library = std::fs::read_to_string(&file)
+        .unwrap_or_else(|err| panic!("{}: {err}", file.display()))
+        .trim()
+        .to_string();
+    assert!(
+        Path::new(&library).is_file(),
+        "no libfaketime at {library} (from {})",
+        file.display()
+    );
+    library
 }

@@ -112,7 +112,10 @@ final class Kerberos {
     private static KafkaPlan kafkaPlan(Map<String, String> settings,
             Map<String, String> kafkaParams) {
         String protocol = kafkaValue(settings, kafkaParams, "security.protocol");
-        if (protocol == null || !protocol.trim().toUpperCase(Locale.ROOT).startsWith("SASL_")) {
+        // Only the two SASL protocols: a misspelt one ("SASL_PLAIN") is left to the engine's
+        // check in build(), which refuses it naming the allowed values.
+        String upper = protocol == null ? null : protocol.trim().toUpperCase(Locale.ROOT);
+        if (!"SASL_PLAINTEXT".equals(upper) && !"SASL_SSL".equals(upper)) {
             return null;
         }
         String mechanism = kafkaMechanism(settings, kafkaParams);

@@ -110,6 +110,27 @@ public class BadArgumentsTest {
         }
     }
 
+    /** A misspelt security.protocol is refused by build(), as Kafka's client refuses it. */
+    @Test
+    public void buildRefusesAMisspeltSecurityProtocol() {
+        for (String bad : new String[] {"SASL_PLAIN", "plaintxt"}) {
+            Map<String, Object> params = TestCluster.kafkaParams("g");
+            params.put("security.protocol", bad);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> OffsetKeeper.builder().zookeeper(TestCluster.zookeeper())
+                            .kafkaParams(params).build());
+            assertTrue(e.getMessage(), e.getMessage().contains("security.protocol '" + bad
+                    + "' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"));
+        }
+        // Any case is Kafka's: accepted.
+        Map<String, Object> params = TestCluster.kafkaParams("g");
+        params.put("security.protocol", "plaintext");
+        try (OffsetKeeper keeper = OffsetKeeper.builder().zookeeper(TestCluster.zookeeper())
+                .kafkaParams(params).build()) {
+            assertEquals("g", keeper.group());
+        }
+    }
+
     @Test
     public void loadArguments() throws Exception {
         String group = TestCluster.unique("group");

@@ -168,6 +168,37 @@ final class Workload {
      * as a Kafka consumer or {@code kafka-consumer-groups} would: no offsetkeeper metadata).
      */
     void plantInKafka(Admin admin, List<String> contenders) throws Exception {
+        Map<TopicPartition, OffsetAndMetadata> zero = new HashMap<>();
+        for (TopicPartition tp : partitions) {
+            zero.put(tp, new OffsetAndMetadata(0));
+        }
+        Map<String, Map<TopicPartition, OffsetAndMetadata>> groups =
+                new LinkedHashMap<>();
+        groups.put(loadGroup, storedInKafka());
+        groups.put(coldGroup, storedInKafka());
+        for (String contender : contenders) {
+            groups.put(commitGroup(contender), zero);
+        }
+        plant(admin, groups);
+    }
+
+    /**
+     * The load groups' stored offsets in Kafka's group store again, as {@link #plantInKafka}
+     * wrote them, for a Kafka table that follows the ZooKeeper table at this size: there B1's
+     * two KafkaConsumers subscribe with the job's {@code group.id}, which is {@link #loadGroup},
+     * and auto-commit (Kafka's default) as they close, so that group in Kafka then holds every
+     * partition at its latest offset (20), missing ones included, and the Kafka table's warm
+     * loads would read 20 where the workload stored 3, 15, 1,000 or nothing.
+     */
+    void replantLoadGroupsInKafka(Admin admin) throws Exception {
+        Map<String, Map<TopicPartition, OffsetAndMetadata>> groups = new LinkedHashMap<>();
+        groups.put(loadGroup, storedInKafka());
+        groups.put(coldGroup, storedInKafka());
+        plant(admin, groups);
+    }
+
+    /** The workload's stored offsets as Kafka's group store holds them: none for "missing". */
+    private Map<TopicPartition, OffsetAndMetadata> storedInKafka() {
         Map<TopicPartition, OffsetAndMetadata> stored = new HashMap<>();
         for (int i = 0; i < partitions.size(); i++) {
             int kind = i % 20;
@@ -176,17 +207,12 @@ final class Workload {
                 stored.put(partitions.get(i), new OffsetAndMetadata(offset));
             }
         }
-        Map<TopicPartition, OffsetAndMetadata> zero = new HashMap<>();
-        for (TopicPartition tp : partitions) {
-            zero.put(tp, new OffsetAndMetadata(0));
-        }
-        Map<String, Map<TopicPartition, OffsetAndMetadata>> groups =
-                new LinkedHashMap<>();
-        groups.put(loadGroup, stored);
-        groups.put(coldGroup, stored);
-        for (String contender : contenders) {
-            groups.put(commitGroup(contender), zero);
-        }
+        return stored;
+    }
+
+    /** Each group deleted if it exists, then holding exactly its offsets. */
+    private static void plant(Admin admin, Map<String, Map<TopicPartition, OffsetAndMetadata>> groups)
+            throws Exception {
         List<String> names = new ArrayList<>(groups.keySet());
         // A group left by an earlier run on a cluster kept up holds more: start from nothing.
         for (Map.Entry<String, ConsumerGroupListing> e : existingGroups(admin,
