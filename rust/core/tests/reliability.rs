@@ -290,6 +290,25 @@ fn ownership_off_registers_nothing() {
     assert_eq!(zk.children(&format!("/consumers/{group}/ids")).len(), 1);
 }
 
+/// Commits until the commit is not deferred: while the keeper's connection is down (until its
+/// client connects again, within about a second of the network healing) a commit is deferred
+/// within 250 ms. Up to 15 s.
+fn past_reconnect(
+    keeper: &offsetkeeper::OffsetKeeper,
+    group: &str,
+    offsets: &[(offsetkeeper::TopicPartition, i64)],
+) -> offsetkeeper::Result<offsetkeeper::CommitSummary> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        match keeper.commit(group, offsets) {
+            Ok(summary) if summary.deferred && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
 #[test]
 fn session_expiry_is_recovered_at_the_next_commit_and_ownership_taken_again() {
     let cluster = cluster();
@@ -304,7 +323,8 @@ fn session_expiry_is_recovered_at_the_next_commit_and_ownership_taken_again() {
 
     expire_through(&proxy, &zk, &group);
 
-    keeper.commit(&group, &batch(&topic, &[2, 2])).unwrap();
+    let written = past_reconnect(&keeper, &group, &batch(&topic, &[2, 2])).unwrap();
+    assert!(!written.deferred, "{written:?}");
     assert_eq!(stored(&zk, &group, &topic, 1).as_deref(), Some("2"));
     assert_ne!(keeper.zookeeper_session().unwrap().id(), before);
     assert_eq!(zk.children(&format!("/consumers/{group}/ids")).len(), 1);
@@ -333,9 +353,7 @@ fn a_zombie_whose_session_expired_cannot_overwrite_its_successor() {
         .unwrap();
 
     // Before the successor commits: the zombie's commit is refused by ownership.
-    let err = zombie
-        .commit(&group, &batch(&topic, &[50, 50]))
-        .unwrap_err();
+    let err = past_reconnect(&zombie, &group, &batch(&topic, &[50, 50])).unwrap_err();
     assert!(
         matches!(&err, Error::CommitConflict { detail, .. } if detail.contains("owns the partition")),
         "{err:?}"
