@@ -132,8 +132,9 @@ fn ride_out(down: &str, up: &str) -> String {
     // A second one, of two partitions only, during the same outage.
     let second = deferred_commit(&keeper, &group, &batch(&topic, 2, 30));
     assert_eq!(second.pending, 3, "{second:?}");
+    // Behind since the first deferred commit began: a stopped server's dropped connection
+    // defers it within 250 ms, a frozen one after the request timeout.
     assert!(second.behind > first.behind, "{first:?} then {second:?}");
-    assert!(second.behind >= REQUEST_TIMEOUT, "{second:?}");
     ensemble.node(up, 1);
 
     // The next commit carries partition 0 only: 1 gets 30, 2 gets 20 from the deferred ones.
