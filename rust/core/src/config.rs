@@ -24,7 +24,10 @@ use crate::sasl::SaslProviderHandle;
 use crate::validate::{OnAboveRange, OnBelowRange, OnMissing, OnRecreated, Policy};
 use crate::zookeeper::ZkConfig;
 pub use defaults::{DEFAULT_COMMIT_OUTAGE_TOLERANCE, DEFAULT_RECREATED_TIMESTAMP_TOLERANCE};
-use defaults::{EXPIRY_SLACK, MAX_TIMEOUT_MS, MAX_WAIT};
+use defaults::{
+    DEFAULT_KAFKA_SESSION_TIMEOUT, EXPIRY_SLACK, MAX_KAFKA_SESSION_TIMEOUT_MS, MAX_TIMEOUT_MS,
+    MAX_WAIT, MIN_KAFKA_SESSION_TIMEOUT_MS,
+};
 
 /// The ZooKeeper connect string, `host:port[,host:port...][/chroot]` (Kafka's own key).
 pub const ZOOKEEPER_CONNECT: &str = "zookeeper.connect";
@@ -46,6 +49,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "offsetkeeper.kafka.timeout.ms",
         "1 to 2147483647 (default: default.api.timeout.ms, else 60000)",
+    ),
+    (
+        "offsetkeeper.kafka.session.timeout.ms",
+        "1000 to 3600000 (default 10000; the Kafka store's member session, which the brokers' group.min.session.timeout.ms and group.max.session.timeout.ms must allow)",
     ),
     (
         "offsetkeeper.on.missing",
@@ -75,7 +82,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("offsetkeeper.ownership", "true, false (default true)"),
     (
         "offsetkeeper.ownership.wait.ms",
-        "0 to 86400000 (default: the session timeout plus 5000)",
+        "0 to 86400000 (default: the session timeout plus 5000; with offsetkeeper.store=kafka, the member session plus 5000)",
     ),
     (
         "offsetkeeper.commit.outage.tolerance.ms",
@@ -148,6 +155,13 @@ pub struct KeeperConfig {
     pub monotonic: bool,
     /// One active instance per group. On by default.
     pub ownership: Ownership,
+    /// The Kafka store's member session, asked of the group coordinator as the JoinGroup's
+    /// session and rebalance timeouts: a keeper that stops heartbeating (a dead driver, a JVM
+    /// paused longer) leaves the group this long after its last heartbeat, and the default
+    /// ownership wait of the Kafka store is this plus 5 s. The brokers refuse a value outside
+    /// their `group.min.session.timeout.ms` and `group.max.session.timeout.ms`. 10 s by default
+    /// ([`defaults::DEFAULT_KAFKA_SESSION_TIMEOUT`]).
+    pub kafka_session_timeout: Duration,
     /// How long commits may fail because ZooKeeper cannot be reached (a timeout, a lost
     /// connection or session) before [`OffsetKeeper::commit`](crate::OffsetKeeper::commit)
     /// returns the error. Until then a failed commit returns `Ok` with
@@ -177,7 +191,8 @@ pub struct Ownership {
     /// ownership to go before failing with [`Error::Owned`]. An owner of this host whose
     /// process is gone is not waited for. `None`: this keeper's ZooKeeper session timeout (as
     /// the servers granted it, once a session is open) plus 5 s, the longest a crashed driver's
-    /// session (with the same timeout) outlives it.
+    /// session (with the same timeout) outlives it; with the Kafka store, its member session
+    /// ([`KeeperConfig::kafka_session_timeout`]) plus 5 s.
     pub wait: Option<Duration>,
 }
 
@@ -217,6 +232,7 @@ impl KeeperConfig {
             fencing: true,
             monotonic: true,
             ownership: Ownership::default(),
+            kafka_session_timeout: DEFAULT_KAFKA_SESSION_TIMEOUT,
             commit_outage_tolerance: DEFAULT_COMMIT_OUTAGE_TOLERANCE,
             recreated_timestamp_tolerance: Some(DEFAULT_RECREATED_TIMESTAMP_TOLERANCE),
             sasl_provider: None,
@@ -245,6 +261,14 @@ impl KeeperConfig {
                 "commit outage tolerance",
                 self.commit_outage_tolerance,
             ));
+        }
+        let session = self.kafka_session_timeout.as_millis();
+        if !(u128::from(MIN_KAFKA_SESSION_TIMEOUT_MS)..=u128::from(MAX_KAFKA_SESSION_TIMEOUT_MS))
+            .contains(&session)
+        {
+            return Err(Error::invalid(format!(
+                "a Kafka member session of {session} ms is not allowed; allowed: {MIN_KAFKA_SESSION_TIMEOUT_MS} ms to {MAX_KAFKA_SESSION_TIMEOUT_MS} ms (offsetkeeper.kafka.session.timeout.ms)"
+            )));
         }
         match self.ownership.wait {
             Some(wait) if wait > MAX_WAIT => Err(too_long("ownership wait", wait)),
@@ -347,6 +371,7 @@ struct Parsed {
     session_timeout: Option<Duration>,
     zookeeper_timeout: Option<Duration>,
     kafka_timeout: Option<Duration>,
+    kafka_session_timeout: Option<Duration>,
     on_missing: Option<OnMissing>,
     on_below_range: Option<OnBelowRange>,
     on_above_range: Option<OnAboveRange>,
@@ -385,6 +410,21 @@ impl Parsed {
                 }
                 "offsetkeeper.kafka.timeout.ms" => {
                     parsed.kafka_timeout = Some(millis(key, value, 1, MAX_TIMEOUT_MS)?)
+                }
+                "offsetkeeper.kafka.session.timeout.ms" => {
+                    parsed.kafka_session_timeout = Some(
+                        millis(
+                            key,
+                            value,
+                            MIN_KAFKA_SESSION_TIMEOUT_MS,
+                            MAX_KAFKA_SESSION_TIMEOUT_MS,
+                        )
+                        .map_err(|_| {
+                            Error::invalid(format!(
+                                "{key} '{value}' is not allowed; allowed: whole milliseconds from {MIN_KAFKA_SESSION_TIMEOUT_MS} to {MAX_KAFKA_SESSION_TIMEOUT_MS}, within the brokers' group.min.session.timeout.ms and group.max.session.timeout.ms (6000 and 1800000 by default)"
+                            ))
+                        })?,
+                    )
                 }
                 "offsetkeeper.on.missing" => {
                     parsed.on_missing = Some(OnMissing::parse(value).map_err(|e| named(key, e))?)
@@ -471,6 +511,9 @@ impl Parsed {
         config.store = store;
         config.mirror = mirror;
         config.kafka_timeout = self.kafka_timeout;
+        config.kafka_session_timeout = self
+            .kafka_session_timeout
+            .unwrap_or(config.kafka_session_timeout);
         if let Some(on_missing) = self.on_missing {
             config.policy.on_missing = on_missing;
         }
@@ -643,9 +686,17 @@ mod tests {
                 format!("else {})", ms(DEFAULT_API_TIMEOUT)),
             ),
             (
+                "offsetkeeper.kafka.session.timeout.ms",
+                format!(
+                    "{MIN_KAFKA_SESSION_TIMEOUT_MS} to {MAX_KAFKA_SESSION_TIMEOUT_MS} (default {};",
+                    ms(DEFAULT_KAFKA_SESSION_TIMEOUT)
+                ),
+            ),
+            (
                 "offsetkeeper.ownership.wait.ms",
                 format!(
-                    "0 to {MAX_WAIT_MS} (default: the session timeout plus {})",
+                    "0 to {MAX_WAIT_MS} (default: the session timeout plus {}; with offsetkeeper.store=kafka, the member session plus {})",
+                    ms(EXPIRY_SLACK),
                     ms(EXPIRY_SLACK)
                 ),
             ),
@@ -683,6 +734,7 @@ mod tests {
         assert_eq!(config.zookeeper.request_timeout, Duration::from_secs(10));
         assert_eq!(config.zookeeper.base_path, "/consumers");
         assert_eq!(config.kafka_timeout, None);
+        assert_eq!(config.kafka_session_timeout, Duration::from_secs(10));
         assert!(config.fencing && config.monotonic && config.ownership.enabled);
         assert_eq!(config.ownership.wait, None);
         assert_eq!(
@@ -702,6 +754,7 @@ mod tests {
             ("offsetkeeper.session.timeout.ms", "12000"),
             ("offsetkeeper.zookeeper.timeout.ms", "3000"),
             ("offsetkeeper.kafka.timeout.ms", "4000"),
+            ("offsetkeeper.kafka.session.timeout.ms", " 45000 "),
             ("offsetkeeper.on.missing", "latest"),
             ("offsetkeeper.on.below.range", "FAIL"),
             ("offsetkeeper.on.above.range", " latest "),
@@ -722,6 +775,7 @@ mod tests {
         assert_eq!(config.zookeeper.request_timeout, Duration::from_secs(3));
         assert!(config.zookeeper.server_version.is_some());
         assert_eq!(config.kafka_timeout, Some(Duration::from_secs(4)));
+        assert_eq!(config.kafka_session_timeout, Duration::from_secs(45));
         assert_eq!(
             config.policy,
             Policy {
@@ -741,6 +795,33 @@ mod tests {
         assert_eq!(config.kafka.get("client.id"), Some("job-1"));
         let off = with(&[("offsetkeeper.recreated.timestamp.tolerance.ms", "off")]).unwrap();
         assert_eq!(off.recreated_timestamp_tolerance, None);
+    }
+
+    #[test]
+    fn the_kafka_member_session_sets_the_default_ownership_wait_and_its_limits_hold() {
+        let config = with(&[
+            ("offsetkeeper.store", "kafka"),
+            ("offsetkeeper.kafka.session.timeout.ms", "6000"),
+        ])
+        .unwrap();
+        assert_eq!(config.kafka_session_timeout, Duration::from_secs(6));
+        assert_eq!(
+            config.ownership.wait_for(config.kafka_session_timeout),
+            Duration::from_secs(11)
+        );
+        // The limits, at their edges; a Rust config set out of them is refused by check_limits.
+        for (value, ok) in [("1000", true), ("3600000", true), ("999", false)] {
+            let read = with(&[("offsetkeeper.kafka.session.timeout.ms", value)]);
+            assert_eq!(read.is_ok(), ok, "{value}");
+        }
+        let mut config = with(&[]).unwrap();
+        assert!(config.check_limits().is_ok());
+        config.kafka_session_timeout = Duration::from_millis(500);
+        let message = config.check_limits().unwrap_err().to_string();
+        assert!(
+            message.contains("a Kafka member session of 500 ms is not allowed; allowed: 1000 ms to 3600000 ms (offsetkeeper.kafka.session.timeout.ms)"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -784,6 +865,29 @@ mod tests {
             (
                 ("offsetkeeper.kafka.timeout.ms", "10s"),
                 &["offsetkeeper.kafka.timeout.ms '10s'"],
+            ),
+            (
+                ("offsetkeeper.kafka.session.timeout.ms", "10s"),
+                &[
+                    "offsetkeeper.kafka.session.timeout.ms '10s' is not allowed",
+                    "whole milliseconds from 1000 to 3600000",
+                    "group.min.session.timeout.ms and group.max.session.timeout.ms",
+                ][..],
+            ),
+            (
+                ("offsetkeeper.kafka.session.timeout.ms", "999"),
+                &[
+                    "offsetkeeper.kafka.session.timeout.ms '999'",
+                    "from 1000 to 3600000",
+                ],
+            ),
+            (
+                ("offsetkeeper.kafka.session.timeout.ms", "3600001"),
+                &["'3600001'", "from 1000 to 3600000"],
+            ),
+            (
+                ("offsetkeeper.kafka.session.timeout.ms", "-10000"),
+                &["'-10000'", "from 1000 to 3600000"],
             ),
             (
                 ("offsetkeeper.ownership.wait.ms", "-7"),

@@ -32,16 +32,25 @@ use crate::{OffsetKeeper, TopicPartition};
 const MAX_RETRY_PAUSE: Duration = Duration::from_secs(30);
 /// The first pause after a failed write; doubled after each failure.
 const FIRST_RETRY_PAUSE: Duration = Duration::from_millis(500);
+/// A write to the mirror under way for longer than this counts as failing (the WARN once, the
+/// INFO when caught up), before it ends: a Kafka mirror whose coordinator cannot be reached asks
+/// again until the Kafka timeout (60 s by default) before its write fails.
+const SLOW_WRITE: Duration = Duration::from_secs(5);
 
 /// What a keeper's mirror is doing, for operators and tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MirrorStatus {
+    /// The mirror's store.
+    pub store: Store,
     /// Partitions whose newest committed offset the mirror does not hold yet.
     pub pending: usize,
     /// Writes to the mirror that failed since the keeper opened.
     pub failures: u64,
     /// The last failure, while the mirror is behind because of it.
     pub last_error: Option<String>,
+    /// How long the mirror has lacked an offset handed to it: since the oldest batch it does
+    /// not hold yet was handed over; zero when it holds every one.
+    pub behind: Duration,
 }
 
 /// The mirror store and its writer thread.
@@ -69,6 +78,12 @@ struct State {
     failures: u64,
     failing_since: Option<Instant>,
     last_error: Option<String>,
+    /// When the oldest offset in `pending` was handed over.
+    pending_since: Option<Instant>,
+    /// When the oldest offset of the write under way was handed over.
+    in_flight_since: Option<Instant>,
+    /// When the write under way started.
+    writing_since: Option<Instant>,
 }
 
 impl State {
@@ -88,6 +103,37 @@ impl State {
                 partitions.len()
             })
             .sum()
+    }
+
+    /// Since when the mirror lacks an offset handed to it.
+    fn behind_since(&self) -> Option<Instant> {
+        earliest(self.pending_since, self.in_flight_since)
+    }
+
+    /// A write under way for longer than [`SLOW_WRITE`] is a failure as a failed write is: the
+    /// WARN now, once, and the INFO when the mirror has caught up.
+    fn warn_if_stuck(&mut self, store: Store) {
+        let Some(started) = self.writing_since else {
+            return;
+        };
+        if self.failing_since.is_some() || started.elapsed() < SLOW_WRITE {
+            return;
+        }
+        self.failing_since = Some(started);
+        log::warn!(
+            "the mirror ({}) could not take the committed offsets within {} ms (a write has been under way for {} ms: its store is slow or cannot be reached); batches go on, and their offsets wait for it (each partition's newest)",
+            store.name(),
+            SLOW_WRITE.as_millis(),
+            started.elapsed().as_millis()
+        );
+    }
+}
+
+/// The earlier of two instants, either absent.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -129,6 +175,8 @@ impl Mirror {
     ) {
         let mut state = self.shared.lock();
         merge(state.pending.entry(group.to_string()).or_default(), offsets);
+        state.pending_since.get_or_insert_with(Instant::now);
+        state.warn_if_stuck(self.store);
         self.shared.changed.notify_all();
     }
 
@@ -153,11 +201,16 @@ impl Mirror {
     }
 
     pub(crate) fn status(&self) -> MirrorStatus {
-        let state = self.shared.lock();
+        let mut state = self.shared.lock();
+        state.warn_if_stuck(self.store);
         MirrorStatus {
+            store: self.store,
             pending: state.behind(),
             failures: state.failures,
             last_error: state.last_error.clone(),
+            behind: state
+                .behind_since()
+                .map_or(Duration::ZERO, |since| since.elapsed()),
         }
     }
 
@@ -284,6 +337,8 @@ fn write_loop(shared: &Shared) {
                 return;
             }
             state.writing = true;
+            state.writing_since = Some(Instant::now());
+            state.in_flight_since = state.pending_since.take();
             let work = std::mem::take(&mut state.pending);
             state.in_flight = work
                 .iter()
@@ -306,11 +361,13 @@ fn write_loop(shared: &Shared) {
         }
         let mut state = shared.lock();
         state.writing = false;
+        state.writing_since = None;
         state.in_flight.clear();
+        let in_flight_since = state.in_flight_since.take();
         if failed.is_empty() {
             if let Some(since) = state.failing_since.take() {
                 log::info!(
-                    "the mirror ({}) holds every committed offset again, after failing for {} ms",
+                    "the mirror ({}) holds every committed offset again, after failing (or waiting for its store) for {} ms",
                     shared.store.name(),
                     since.elapsed().as_millis()
                 );
@@ -321,6 +378,7 @@ fn write_loop(shared: &Shared) {
             continue;
         }
         state.failures += 1;
+        state.pending_since = earliest(state.pending_since, in_flight_since);
         let mut reasons = Vec::new();
         for (group, offsets, why) in failed {
             reasons.push(format!("group {group}: {why}"));
@@ -370,5 +428,27 @@ mod tests {
             .pending
             .insert("h".into(), [(tp(0), 1)].into_iter().collect());
         assert_eq!(state.behind(), 6);
+    }
+
+    #[test]
+    fn a_write_under_way_too_long_fails_once_and_the_oldest_batch_says_how_far_behind() {
+        let ago = |secs| Instant::now().checked_sub(Duration::from_secs(secs));
+        let mut state = State::default();
+        assert_eq!(state.behind_since(), None);
+        state.pending_since = ago(1);
+        state.in_flight_since = ago(8);
+        assert_eq!(state.behind_since(), state.in_flight_since);
+        // Under way for less than SLOW_WRITE: not failing yet.
+        state.writing_since = ago(1);
+        state.warn_if_stuck(Store::Kafka);
+        assert!(state.failing_since.is_none());
+        // For longer: failing since the write started, and said once.
+        state.writing_since = ago(7);
+        state.warn_if_stuck(Store::Kafka);
+        assert_eq!(state.failing_since, state.writing_since);
+        let first = state.failing_since;
+        state.writing_since = ago(9);
+        state.warn_if_stuck(Store::Kafka);
+        assert_eq!(state.failing_since, first);
     }
 }

@@ -254,6 +254,72 @@ fn one_instance_holds_a_group_and_a_zombies_commit_is_refused_by_the_coordinator
     );
 }
 
+/// The member session is a setting (`offsetkeeper.kafka.session.timeout.ms`): with 6 s, the
+/// broker's default minimum, a paused instance's member leaves 6 s after its last heartbeat and
+/// a new instance (whose default ownership wait is its session plus 5 s) takes over sooner than
+/// the default 10 s session allows; a second live instance's refusal names the session. A
+/// session below the broker's `group.min.session.timeout.ms` (6000 by default) is refused by
+/// the coordinator, and the error names the value, the broker's settings and the key.
+#[test]
+fn the_member_session_is_a_setting_and_a_session_the_broker_refuses_is_named() {
+    let kafka = Kafka::new(&cluster());
+    let (topic, group) = (unique("ks-session"), unique("ks-group"));
+    kafka.create_topic(&topic, 1);
+    kafka.produce(&topic, 0, 10);
+
+    let short = kafka_keeper(&[("offsetkeeper.kafka.session.timeout.ms", "3000")]);
+    let started = Instant::now();
+    let err = short.load(&group, &topics(&topic)).unwrap_err();
+    let message = err.to_string();
+    for needle in [
+        "the member session of 3000 ms (INVALID_SESSION_TIMEOUT)",
+        "group.min.session.timeout.ms and group.max.session.timeout.ms",
+        "Set offsetkeeper.kafka.session.timeout.ms within the broker's limits",
+    ] {
+        assert!(message.contains(needle), "{needle} not in {message}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(short);
+
+    let session = [("offsetkeeper.kafka.session.timeout.ms", "6000")];
+    let first = kafka_keeper(&session);
+    first.load(&group, &topics(&topic)).expect("first load");
+    first
+        .commit(&group, &batch(&topic, 1, 4))
+        .expect("first commit");
+    let second = kafka_keeper(&[
+        ("offsetkeeper.kafka.session.timeout.ms", "6000"),
+        ("offsetkeeper.ownership.wait.ms", "500"),
+    ]);
+    let err = second.load(&group, &topics(&topic)).unwrap_err();
+    assert!(matches!(err, Error::Owned { .. }), "{err}");
+    assert!(
+        err.to_string().contains(
+            "6000 ms if it runs with this keeper's offsetkeeper.kafka.session.timeout.ms"
+        ),
+        "{err}"
+    );
+    drop(second);
+    first.stop_heartbeat(&group);
+    let stopped = Instant::now();
+    let taker = kafka_keeper(&session);
+    let loaded = taker.load(&group, &topics(&topic)).expect("take over");
+    let took = stopped.elapsed();
+    assert_eq!(loaded.partitions[0].stored, Stored::Offset(4));
+    // The member left at most 6 s after its last heartbeat, sent within 2 s of the stop.
+    assert!(
+        took < Duration::from_millis(9500),
+        "took over after {took:?}"
+    );
+    assert!(took > Duration::from_secs(3), "took over after {took:?}");
+    let err = first.commit(&group, &batch(&topic, 1, 9)).unwrap_err();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+}
+
 /// A zombie refused once stays refused (issue 62): keeper A loads and commits, then stops
 /// heartbeating (a pause longer than its member session); keeper B takes the group over,
 /// commits higher offsets and closes, leaving the group empty. A's commits are each refused at

@@ -140,6 +140,7 @@ fn a_group_moves_to_kafka_through_four_phases_and_back_with_no_offset_backwards(
     );
     let status = phase.mirror_status().expect("a mirror");
     assert!(status.last_error.is_some(), "{status:?}");
+    assert!(status.behind > Duration::ZERO, "{status:?}");
     proxy.heal();
     assert!(
         phase.flush_mirror(Duration::from_secs(60)),
@@ -147,6 +148,10 @@ fn a_group_moves_to_kafka_through_four_phases_and_back_with_no_offset_backwards(
         phase.mirror_status()
     );
     assert_eq!(phase.mirror_status().map(|s| s.pending), Some(0));
+    assert_eq!(
+        phase.mirror_status().map(|s| s.behind),
+        Some(Duration::ZERO)
+    );
     assert_eq!(held(&zookeeper, &group, &topic), (at(40), at(40)));
 
     // Cut again, and the job stops before the mirror took the last batch.

@@ -28,7 +28,8 @@ use convert::{
 };
 use errors::{BridgeError, ThrowJavaException};
 use results::{
-    CheckedConfig, CommitCounts, InspectResult, LoadResult, NativePartitions, Partitions,
+    CheckedConfig, CommitCounts, InspectResult, LoadResult, MirrorState, NativePartitions,
+    Partitions,
 };
 
 type Result<T> = std::result::Result<T, BridgeError>;
@@ -229,6 +230,28 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
                 stale.iter().map(|s| stored_code(&s.stored)).unzip();
             let stale_texts: Vec<Option<String>> =
                 stale.iter().map(|s| Some(s.stored.to_string())).collect();
+            let differences = &loaded.mirror;
+            let mirror_topics: Vec<String> = differences
+                .iter()
+                .map(|d| d.partition.topic.to_string())
+                .collect();
+            let mirror_partitions: Vec<i32> =
+                differences.iter().map(|d| d.partition.partition).collect();
+            let (authoritative_kinds, authoritative_offsets): (Vec<i8>, Vec<i64>) = differences
+                .iter()
+                .map(|d| stored_code(&d.authoritative))
+                .unzip();
+            let authoritative_texts: Vec<Option<String>> = differences
+                .iter()
+                .map(|d| Some(d.authoritative.to_string()))
+                .collect();
+            let (mirror_kinds, mirror_offsets): (Vec<i8>, Vec<i64>) =
+                differences.iter().map(|d| stored_code(&d.mirror)).unzip();
+            let mirror_texts: Vec<Option<String>> = differences
+                .iter()
+                .map(|d| Some(d.mirror.to_string()))
+                .collect();
+            let mirror_taken: Vec<i8> = differences.iter().map(|d| i8::from(d.taken)).collect();
             LoadResult {
                 partitions,
                 chosen: new_longs(env, &chosen)?,
@@ -242,6 +265,15 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_load<'local>(
                 stale_kinds: new_bytes(env, &stale_kinds)?,
                 stale_offsets: new_longs(env, &stale_offsets)?,
                 stale_texts: new_optional_strings(env, &stale_texts)?,
+                mirror_topics: new_strings(env, &mirror_topics)?,
+                mirror_partitions: new_ints(env, &mirror_partitions)?,
+                mirror_authoritative_kinds: new_bytes(env, &authoritative_kinds)?,
+                mirror_authoritative_offsets: new_longs(env, &authoritative_offsets)?,
+                mirror_authoritative_texts: new_optional_strings(env, &authoritative_texts)?,
+                mirror_kinds: new_bytes(env, &mirror_kinds)?,
+                mirror_offsets: new_longs(env, &mirror_offsets)?,
+                mirror_texts: new_optional_strings(env, &mirror_texts)?,
+                mirror_taken: new_bytes(env, &mirror_taken)?,
             }
             .build(env)
         })
@@ -265,6 +297,33 @@ pub extern "system" fn Java_io_offsetkeeper_NativeBridge_inspect<'local>(
             InspectResult {
                 partitions,
                 lag: new_longs(env, &lag)?,
+            }
+            .build(env)
+        })
+        .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_offsetkeeper_NativeBridge_mirrorStatus<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JObject<'local> {
+    unowned
+        .with_env(|env| -> Result<JObject<'local>> {
+            let Some(status) = keeper(handle)?.mirror_status() else {
+                return Ok(JObject::null());
+            };
+            let last_error = match &status.last_error {
+                Some(error) => env.new_string(error)?,
+                None => JString::null(),
+            };
+            MirrorState {
+                store: env.new_string(status.store.name())?,
+                pending_partitions: i32::try_from(status.pending).unwrap_or(i32::MAX),
+                failures: i64::try_from(status.failures).unwrap_or(i64::MAX),
+                last_error,
+                behind_ms: i64::try_from(status.behind.as_millis()).unwrap_or(i64::MAX),
             }
             .build(env)
         })

@@ -1,6 +1,7 @@
-//! The answers of `load`, `inspect`, `commit` and `checkConfig` as the Java objects that carry
-//! them: `NativePartitions`, `NativeLoadResult`, `NativeInspectResult`, `CommitResult` and
-//! `NativeCheckedConfig` (package `io.offsetkeeper`), each made through its one constructor.
+//! The answers of `load`, `inspect`, `commit`, `mirrorStatus` and `checkConfig` as the Java
+//! objects that carry them: `NativePartitions`, `NativeLoadResult`, `NativeInspectResult`,
+//! `CommitResult`, `MirrorStatus` and `NativeCheckedConfig` (package `io.offsetkeeper`), each
+//! made through its one constructor.
 //!
 //! Each struct here has the fields of its Java class, in the constructor's order, with the
 //! Rust type of the Java type, so a column cannot be passed in the wrong place or as the wrong
@@ -31,13 +32,16 @@ const PARTITIONS_SIG: MethodSignature<'static, 'static> =
     jni_sig!("([Ljava/lang/String;[I[I[B[J[Ljava/lang/String;[J[J)V");
 const LOAD_CLASS: &JNIStr = jni_str!("io/offsetkeeper/NativeLoadResult");
 const LOAD_SIG: MethodSignature<'static, 'static> = jni_sig!(
-    "(Lio/offsetkeeper/NativePartitions;[J[B[J[Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;[I[B[J[Ljava/lang/String;)V"
+    "(Lio/offsetkeeper/NativePartitions;[J[B[J[Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;[I[B[J[Ljava/lang/String;[Ljava/lang/String;[I[B[J[Ljava/lang/String;[B[J[Ljava/lang/String;[B)V"
 );
 const INSPECT_CLASS: &JNIStr = jni_str!("io/offsetkeeper/NativeInspectResult");
 const INSPECT_SIG: MethodSignature<'static, 'static> =
     jni_sig!("(Lio/offsetkeeper/NativePartitions;[J)V");
 const COMMIT_CLASS: &JNIStr = jni_str!("io/offsetkeeper/CommitResult");
 const COMMIT_SIG: MethodSignature<'static, 'static> = jni_sig!("(JJJJZJJ)V");
+const MIRROR_STATUS_CLASS: &JNIStr = jni_str!("io/offsetkeeper/MirrorStatus");
+const MIRROR_STATUS_SIG: MethodSignature<'static, 'static> =
+    jni_sig!("(Ljava/lang/String;IJLjava/lang/String;J)V");
 const CHECKED_CONFIG_CLASS: &JNIStr = jni_str!("io/offsetkeeper/NativeCheckedConfig");
 const CHECKED_CONFIG_SIG: MethodSignature<'static, 'static> =
     jni_sig!("(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;)V");
@@ -91,6 +95,7 @@ struct Constructors {
     load: Constructor,
     inspect: Constructor,
     commit: Constructor,
+    mirror_status: Constructor,
     checked_config: Constructor,
 }
 
@@ -103,6 +108,7 @@ fn constructors(env: &mut Env<'_>) -> Result<&'static Constructors> {
             load: Constructor::resolve(env, LOAD_CLASS, LOAD_SIG)?,
             inspect: Constructor::resolve(env, INSPECT_CLASS, INSPECT_SIG)?,
             commit: Constructor::resolve(env, COMMIT_CLASS, COMMIT_SIG)?,
+            mirror_status: Constructor::resolve(env, MIRROR_STATUS_CLASS, MIRROR_STATUS_SIG)?,
             checked_config: Constructor::resolve(env, CHECKED_CONFIG_CLASS, CHECKED_CONFIG_SIG)?,
         })
     })
@@ -166,7 +172,8 @@ impl<'local> Partitions<'local> {
     }
 }
 
-/// `NativeLoadResult`: a load's partitions and decisions, then the stale partitions.
+/// `NativeLoadResult`: a load's partitions and decisions, then the stale partitions, then the
+/// partitions where a move's mirror differed.
 pub struct LoadResult<'local> {
     pub partitions: NativePartitions<'local>,
     pub chosen: JLongArray<'local>,
@@ -180,6 +187,15 @@ pub struct LoadResult<'local> {
     pub stale_kinds: JByteArray<'local>,
     pub stale_offsets: JLongArray<'local>,
     pub stale_texts: JObjectArray<'local, JString<'local>>,
+    pub mirror_topics: JObjectArray<'local, JString<'local>>,
+    pub mirror_partitions: JIntArray<'local>,
+    pub mirror_authoritative_kinds: JByteArray<'local>,
+    pub mirror_authoritative_offsets: JLongArray<'local>,
+    pub mirror_authoritative_texts: JObjectArray<'local, JString<'local>>,
+    pub mirror_kinds: JByteArray<'local>,
+    pub mirror_offsets: JLongArray<'local>,
+    pub mirror_texts: JObjectArray<'local, JString<'local>>,
+    pub mirror_taken: JByteArray<'local>,
 }
 
 impl<'local> LoadResult<'local> {
@@ -199,6 +215,15 @@ impl<'local> LoadResult<'local> {
                 JValue::Object(&self.stale_kinds),
                 JValue::Object(&self.stale_offsets),
                 JValue::Object(&self.stale_texts),
+                JValue::Object(&self.mirror_topics),
+                JValue::Object(&self.mirror_partitions),
+                JValue::Object(&self.mirror_authoritative_kinds),
+                JValue::Object(&self.mirror_authoritative_offsets),
+                JValue::Object(&self.mirror_authoritative_texts),
+                JValue::Object(&self.mirror_kinds),
+                JValue::Object(&self.mirror_offsets),
+                JValue::Object(&self.mirror_texts),
+                JValue::Object(&self.mirror_taken),
             ],
         )
     }
@@ -244,6 +269,30 @@ impl CommitCounts {
                 JValue::Long(self.skipped),
                 JValue::Bool(self.deferred),
                 JValue::Long(self.pending),
+                JValue::Long(self.behind_ms),
+            ],
+        )
+    }
+}
+
+/// `MirrorStatus` itself (the public class): a move's mirror, as the engine's `MirrorStatus`.
+pub struct MirrorState<'local> {
+    pub store: JString<'local>,
+    pub pending_partitions: i32,
+    pub failures: i64,
+    pub last_error: JString<'local>,
+    pub behind_ms: i64,
+}
+
+impl<'local> MirrorState<'local> {
+    pub fn build(self, env: &mut Env<'local>) -> Result<JObject<'local>> {
+        constructors(env)?.mirror_status.new_object(
+            env,
+            &[
+                JValue::Object(&self.store),
+                JValue::Int(self.pending_partitions),
+                JValue::Long(self.failures),
+                JValue::Object(&self.last_error),
                 JValue::Long(self.behind_ms),
             ],
         )
@@ -318,6 +367,7 @@ mod tests {
             ("NativeLoadResult", LOAD_CLASS, LOAD_SIG),
             ("NativeInspectResult", INSPECT_CLASS, INSPECT_SIG),
             ("CommitResult", COMMIT_CLASS, COMMIT_SIG),
+            ("MirrorStatus", MIRROR_STATUS_CLASS, MIRROR_STATUS_SIG),
             (
                 "NativeCheckedConfig",
                 CHECKED_CONFIG_CLASS,

@@ -9,6 +9,17 @@ pub const DEFAULT_BASE_PATH: &str = "/consumers";
 /// The ZooKeeper session timeout.
 pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The Kafka store's member session (`offsetkeeper.kafka.session.timeout.ms`): a keeper that
+/// stops heartbeating (a dead driver, a paused JVM) leaves the group this long after its last
+/// heartbeat. Within the brokers' default limits (`group.min.session.timeout.ms` 6000,
+/// `group.max.session.timeout.ms` 1800000 on Kafka 3.9).
+pub const DEFAULT_KAFKA_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The shortest and longest member session the keeper asks for, in milliseconds; the broker
+/// refuses a value outside its own limits when the keeper joins.
+pub const MIN_KAFKA_SESSION_TIMEOUT_MS: u64 = 1000;
+pub const MAX_KAFKA_SESSION_TIMEOUT_MS: u64 = 3_600_000;
+
 /// The deadline of one ZooKeeper call.
 pub const DEFAULT_ZOOKEEPER_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -24,8 +35,9 @@ pub const DEFAULT_COMMIT_OUTAGE_TOLERANCE: Duration = Duration::from_secs(300);
 /// minutes after the job's last commit is caught.
 pub const DEFAULT_RECREATED_TIMESTAMP_TOLERANCE: Duration = Duration::from_secs(300);
 
-/// Added to the session timeout for the default ownership wait: ZooKeeper expires sessions on
-/// its tick, up to one tick (2 s by default) after their timeout.
+/// Added to the session timeout (ZooKeeper's, or the Kafka store's member session) for the
+/// default ownership wait: ZooKeeper expires sessions on its tick, up to one tick (2 s by
+/// default) after their timeout, and Kafka's coordinator a moment after theirs.
 pub const EXPIRY_SLACK: Duration = Duration::from_secs(5);
 
 /// The longest ownership wait and commit outage tolerance.

@@ -54,6 +54,7 @@ pub mod codes {
     pub const ILLEGAL_GENERATION: i16 = 22;
     pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
     pub const UNKNOWN_MEMBER_ID: i16 = 25;
+    pub const INVALID_SESSION_TIMEOUT: i16 = 26;
     pub const REBALANCE_IN_PROGRESS: i16 = 27;
     pub const MEMBER_ID_REQUIRED: i16 = 79;
     pub const FENCED_INSTANCE_ID: i16 = 82;
@@ -66,6 +67,15 @@ pub mod codes {
 pub const PROTOCOL_TYPE: &str = "consumer";
 /// The only assignor offsetkeeper names: no consumer shares it.
 pub const PROTOCOL_NAME: &str = "offsetkeeper";
+
+/// The coordinator's refusal of a member session outside the broker's limits, naming the value
+/// asked, the broker settings that bound it and the keeper's setting that sets it. The broker
+/// does not say its limits (Kafka's defaults are named).
+fn invalid_session_timeout(group: &str, session_timeout_ms: i32) -> String {
+    format!(
+        "{group}: the group coordinator refused the member session of {session_timeout_ms} ms (INVALID_SESSION_TIMEOUT): it is outside the broker's limits, group.min.session.timeout.ms and group.max.session.timeout.ms (Kafka's defaults 6000 and 1800000; older brokers' maximum is lower). Set offsetkeeper.kafka.session.timeout.ms within the broker's limits"
+    )
+}
 
 /// Whether a coordinator error means: find the coordinator again and ask again.
 fn coordinator_moved(code: i16) -> bool {
@@ -626,6 +636,12 @@ impl Brokers {
                 codes::UNKNOWN_MEMBER_ID if !member_id.is_empty() => {
                     member_id.clear();
                     continue;
+                }
+                codes::INVALID_SESSION_TIMEOUT => {
+                    return Err(self.failed(
+                        "group join",
+                        &invalid_session_timeout(group, session_timeout_ms),
+                    ))
                 }
                 code => return Err(self.refused("group join", group, code)),
             }

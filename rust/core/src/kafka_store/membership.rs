@@ -8,9 +8,10 @@
 //! - members of another kind (a consumer with its own assignor: Spark's `Subscribe`, any
 //!   `KafkaConsumer`) refuse the load at once, naming them;
 //! - another offsetkeeper instance is waited for (the ownership wait: by default the member
-//!   session timeout plus 5 s, time for a dead one's session to end), unless its subscription
-//!   tells that it ran on this host and its process is gone (a SIGKILL), when it is removed
-//!   from the group at once (LeaveGroup by its `group.instance.id`, Kafka 2.4+).
+//!   session (`offsetkeeper.kafka.session.timeout.ms`, 10 s by default) plus 5 s, time for a
+//!   dead one's session to end), unless its subscription tells that it ran on this host and
+//!   its process is gone (a SIGKILL), when it is removed from the group at once (LeaveGroup by
+//!   its `group.instance.id`, Kafka 2.4+).
 //!
 //! While a member, a background task heartbeats every third of the session timeout and joins
 //! again when the coordinator asks (a rebalance).
@@ -30,10 +31,6 @@ use crate::ownership::{Identity, Registered};
 use crate::runtime::runtime;
 use crate::TopicPartition;
 
-/// The member session timeout offsetkeeper joins with: a dead instance on another host leaves
-/// the group this long after its last heartbeat (brokers allow 6 s to 30 min by default).
-pub(crate) const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// How often a waiting load describes the group again.
 const POLL: Duration = Duration::from_millis(500);
 
@@ -48,6 +45,8 @@ struct Place {
 pub(crate) struct Member {
     place: Arc<Mutex<Place>>,
     heartbeat: tokio::task::JoinHandle<()>,
+    /// The member session it joined with.
+    session: Duration,
 }
 
 impl Drop for Member {
@@ -69,6 +68,9 @@ pub(crate) struct Joining<'a> {
     pub(crate) group: &'a str,
     pub(crate) topics: &'a [String],
     pub(crate) partitions: &'a [TopicPartition],
+    /// The member session to join with (`offsetkeeper.kafka.session.timeout.ms`): a dead
+    /// instance on another host leaves the group this long after its last heartbeat.
+    pub(crate) session: Duration,
 }
 
 impl Joining<'_> {
@@ -153,8 +155,13 @@ impl Joining<'_> {
                 self.partitions.to_vec(),
                 self.registration(),
                 place.clone(),
+                self.session,
             ));
-            return Ok(Member { place, heartbeat });
+            return Ok(Member {
+                place,
+                heartbeat,
+                session: self.session,
+            });
         }
     }
 
@@ -179,8 +186,8 @@ impl Joining<'_> {
                 self.topics,
                 &self.registration(),
                 self.partitions,
-                SESSION_TIMEOUT.as_millis() as i32,
-                SESSION_TIMEOUT.as_millis() as i32,
+                millis(self.session),
+                millis(self.session),
                 member_id,
             )
             .await
@@ -257,12 +264,12 @@ impl Joining<'_> {
             if !told && waited < wait {
                 told = true;
                 log::info!(
-                    "group {}: waiting up to {} ms for {} other member(s) to leave the group ({}; a member's session ends {} ms after its last heartbeat)",
+                    "group {}: waiting up to {} ms for {} other member(s) to leave the group ({}; a member's session ends its session timeout after its last heartbeat: {} ms for an instance with this keeper's offsetkeeper.kafka.session.timeout.ms)",
                     self.group,
                     wait.saturating_sub(waited).as_millis(),
                     others.len(),
                     others[0].describe(),
-                    SESSION_TIMEOUT.as_millis()
+                    self.session.as_millis()
                 );
             }
             if waited >= wait {
@@ -275,10 +282,10 @@ impl Joining<'_> {
                         .cloned()
                         .unwrap_or_else(|| TopicPartition::new("-", 0)),
                     owner: format!(
-                        "{} of the Kafka group (state {}; its member session ends {} ms after its last heartbeat)",
+                        "{} of the Kafka group (state {}; its member session ends its session timeout after its last heartbeat: {} ms if it runs with this keeper's offsetkeeper.kafka.session.timeout.ms)",
                         owner.describe(),
                         view.state,
-                        SESSION_TIMEOUT.as_millis()
+                        self.session.as_millis()
                     ),
                     others: 0,
                     waited,
@@ -287,6 +294,12 @@ impl Joining<'_> {
             tokio::time::sleep(POLL.min(wait - waited)).await;
         }
     }
+}
+
+/// A member session in the JoinGroup's milliseconds (the configuration keeps it within an
+/// `i32`: at most an hour).
+fn millis(session: Duration) -> i32 {
+    i32::try_from(session.as_millis()).unwrap_or(i32::MAX)
 }
 
 /// Whether the described group's members are of another kind than offsetkeeper: another
@@ -383,7 +396,7 @@ impl Member {
             if let Err(err) = left {
                 log::warn!(
                     "group {group}: closing could not leave the Kafka group ({err}); the member goes when its session of {} ms ends",
-                    SESSION_TIMEOUT.as_millis()
+                    self.session.as_millis()
                 );
             }
         }
@@ -392,6 +405,7 @@ impl Member {
 
 /// Heartbeats every third of the session timeout; joins again when the coordinator asks, and
 /// marks the place lost when the coordinator no longer knows the member.
+#[allow(clippy::too_many_arguments)]
 async fn heartbeat(
     brokers: Arc<Brokers>,
     group: String,
@@ -400,16 +414,14 @@ async fn heartbeat(
     partitions: Vec<TopicPartition>,
     registration: Vec<u8>,
     place: Arc<Mutex<Place>>,
+    session: Duration,
 ) {
     loop {
-        tokio::time::sleep(SESSION_TIMEOUT / 3).await;
+        tokio::time::sleep(session / 3).await;
         let Some(current) = lock(&place).current.clone() else {
             return;
         };
-        let code = match brokers
-            .heartbeat(&group, &current, SESSION_TIMEOUT / 3)
-            .await
-        {
+        let code = match brokers.heartbeat(&group, &current, session / 3).await {
             Ok(code) => code,
             Err(err) => {
                 log::debug!("group {group}: heartbeat failed ({err}); trying again");
@@ -426,8 +438,8 @@ async fn heartbeat(
                         &topics,
                         &registration,
                         &partitions,
-                        SESSION_TIMEOUT.as_millis() as i32,
-                        SESSION_TIMEOUT.as_millis() as i32,
+                        millis(session),
+                        millis(session),
                         &current.member_id,
                     )
                     .await;
@@ -439,7 +451,7 @@ async fn heartbeat(
                                 &group,
                                 &membership.member_id,
                                 membership.instance_id.as_deref(),
-                                SESSION_TIMEOUT / 3,
+                                session / 3,
                             )
                             .await;
                         let mut place = lock(&place);

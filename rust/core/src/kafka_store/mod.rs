@@ -103,6 +103,8 @@ pub(crate) struct KafkaStore {
     ownership: Ownership,
     commit_outage_tolerance: Duration,
     recreated_timestamp_tolerance: Option<Duration>,
+    /// The member session this keeper joins with (`offsetkeeper.kafka.session.timeout.ms`).
+    session_timeout: Duration,
     identity: Identity,
     /// Each group's state behind a lock of its own: one group's join or commit never waits for
     /// another's.
@@ -125,6 +127,7 @@ impl KafkaStore {
             ownership: config.ownership,
             commit_outage_tolerance: config.commit_outage_tolerance,
             recreated_timestamp_tolerance: config.recreated_timestamp_tolerance,
+            session_timeout: config.kafka_session_timeout,
             identity: Identity::new(),
             groups: Mutex::new(HashMap::new()),
         }
@@ -173,11 +176,12 @@ impl KafkaStore {
             group,
             topics,
             partitions,
+            session: self.session_timeout,
         }
     }
 
     fn ownership_wait(&self) -> Duration {
-        self.ownership.wait_for(membership::SESSION_TIMEOUT)
+        self.ownership.wait_for(self.session_timeout)
     }
 
     /// What the group stored and what Kafka has, unvalidated.
@@ -665,8 +669,8 @@ impl KafkaStore {
                 // perhaps one just killed, whose member lingers until its session ends.
                 let ours = if view.protocol_type == PROTOCOL_TYPE {
                     format!(
-                        "; a driver of this job killed a moment ago stays a member until its session ends, {} ms after its last heartbeat: a later commit then goes through",
-                        membership::SESSION_TIMEOUT.as_millis()
+                        "; a driver of this job killed a moment ago stays a member until its member session ends ({} ms after its last heartbeat with this keeper's offsetkeeper.kafka.session.timeout.ms): a later commit then goes through",
+                        self.session_timeout.as_millis()
                     )
                 } else {
                     String::new()

@@ -2,6 +2,7 @@ package io.offsetkeeper;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
@@ -326,6 +327,52 @@ public final class GroupMetrics implements GroupMetricsMXBean {
     @Override
     public int getAsyncPendingOffsets() {
         return (int) asyncPending.get();
+    }
+
+    @Override
+    public int getMirrorPendingPartitions() {
+        long pending = 0;
+        for (MirrorStatus status : mirrors()) {
+            pending += status.pendingPartitions();
+        }
+        return (int) Math.min(Integer.MAX_VALUE, pending);
+    }
+
+    @Override
+    public long getMirrorFailures() {
+        long failures = 0;
+        for (MirrorStatus status : mirrors()) {
+            failures += status.failures();
+        }
+        return failures;
+    }
+
+    @Override
+    public long getMirrorBehindMillis() {
+        long behind = 0;
+        for (MirrorStatus status : mirrors()) {
+            behind = Math.max(behind, status.behind().toMillis());
+        }
+        return behind;
+    }
+
+    /**
+     * The mirrors of the open keepers of the group that loaded or committed, read now (a lock
+     * and a copy in the engine, no request); none with one store.
+     */
+    private List<MirrorStatus> mirrors() {
+        List<MirrorStatus> mirrors = new ArrayList<>();
+        for (OffsetKeeper keeper : owners.keySet()) {
+            try {
+                MirrorStatus status = keeper.mirrorStatusIfOpen();
+                if (status != null) {
+                    mirrors.add(status);
+                }
+            } catch (RuntimeException e) {
+                // A keeper closing meanwhile: it has no mirror to show any more.
+            }
+        }
+        return mirrors;
     }
 
     @Override

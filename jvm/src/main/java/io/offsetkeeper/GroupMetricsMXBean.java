@@ -67,4 +67,23 @@ public interface GroupMetricsMXBean {
      * once for each batch handed with it).
      */
     int getAsyncPendingOffsets();
+
+    /**
+     * During a move between stores, partitions whose newest committed offset the mirror does not
+     * hold yet, summed over the open keepers of the group that loaded or committed; 0 without a
+     * mirror.
+     */
+    int getMirrorPendingPartitions();
+
+    /**
+     * During a move between stores, writes to the mirror that failed, summed over the open
+     * keepers of the group that loaded or committed (each counts from its opening).
+     */
+    long getMirrorFailures();
+
+    /**
+     * During a move between stores, how long the mirror has lacked a committed offset (the
+     * longest of those keepers); 0 when it holds every one, and without a mirror.
+     */
+    long getMirrorBehindMillis();
 }

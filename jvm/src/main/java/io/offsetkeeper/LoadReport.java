@@ -11,17 +11,26 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * The result of {@link OffsetKeeper#loadWithReport}: one entry for every partition that exists
  * now, in topic order then partition order, and the offsets stored for partitions that no longer
- * exist. {@link #toString()} is a table for the driver's log.
+ * exist, and during a move between stores the partitions where the mirror differed.
+ * {@link #toString()} is a table for the driver's log.
  */
 public final class LoadReport implements Serializable {
     private static final long serialVersionUID = 1L;
 
     private final List<PartitionReport> partitions;
     private final List<StalePartition> stale;
+    // Null in a report serialized before it existed: read as empty.
+    private final List<MirrorDifference> mirror;
 
     LoadReport(List<PartitionReport> partitions, List<StalePartition> stale) {
+        this(partitions, stale, Collections.<MirrorDifference>emptyList());
+    }
+
+    LoadReport(List<PartitionReport> partitions, List<StalePartition> stale,
+            List<MirrorDifference> mirror) {
         this.partitions = Collections.unmodifiableList(new ArrayList<>(partitions));
         this.stale = Collections.unmodifiableList(new ArrayList<>(stale));
+        this.mirror = Collections.unmodifiableList(new ArrayList<>(mirror));
     }
 
     public List<PartitionReport> partitions() {
@@ -34,6 +43,16 @@ public final class LoadReport implements Serializable {
      */
     public List<StalePartition> stalePartitions() {
         return stale;
+    }
+
+    /**
+     * During a move between stores ({@code offsetkeeper.store=zookeeper,kafka} or
+     * {@code kafka,zookeeper}), the partitions where the mirror held something else than the
+     * authoritative store, in report order; empty with one store, and when the two agree. Where
+     * {@link MirrorDifference#taken()}, {@link #offsets()} holds the mirror's offset.
+     */
+    public List<MirrorDifference> mirrorDifferences() {
+        return mirror == null ? Collections.<MirrorDifference>emptyList() : mirror;
     }
 
     /** The offsets to hand to Spark, in report order. */

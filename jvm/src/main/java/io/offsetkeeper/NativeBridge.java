@@ -88,6 +88,12 @@ final class NativeBridge {
     static native NativeInspectResult inspect(long handle, String group, String[] topics);
 
     /**
+     * The mirror's state during a move between stores, built by native code through
+     * {@link MirrorStatus}'s constructor; null with one store.
+     */
+    static native MirrorStatus mirrorStatus(long handle);
+
+    /**
      * Pure validation, no I/O. Arrays have one element per partition.
      *
      * @return {@code Object[]{long[] chosen, byte[] actions, long[] recordsLost}}, one element

@@ -192,7 +192,16 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
             stale.add(new StalePartition(r.staleTopics[i], r.stalePartitions[i],
                     r.staleKinds[i] == STORED_OFFSET ? r.staleOffsets[i] : null, r.staleTexts[i]));
         }
-        LoadReport report = new LoadReport(reports, stale);
+        List<MirrorDifference> mirror = new ArrayList<>(r.mirrorPartitions.length);
+        for (int i = 0; i < r.mirrorPartitions.length; i++) {
+            mirror.add(new MirrorDifference(r.mirrorTopics[i], r.mirrorPartitions[i],
+                    r.mirrorAuthoritativeKinds[i] == STORED_OFFSET
+                            ? r.mirrorAuthoritativeOffsets[i] : null,
+                    r.mirrorAuthoritativeTexts[i],
+                    r.mirrorKinds[i] == STORED_OFFSET ? r.mirrorOffsets[i] : null,
+                    r.mirrorTexts[i], r.mirrorTaken[i] != 0));
+        }
+        LoadReport report = new LoadReport(reports, stale, mirror);
         metrics.loaded(this, Collections.unmodifiableList(Arrays.asList(names)), report,
                 System.nanoTime() - started);
         return report;
@@ -743,6 +752,43 @@ public final class OffsetKeeper implements AutoCloseable, Serializable {
                     p.latest[i], lag == NativeInspectResult.NO_LAG ? null : lag));
         }
         return Collections.unmodifiableList(lags);
+    }
+
+    /**
+     * The mirror's state during a move between stores ({@code offsetkeeper.store=zookeeper,kafka}
+     * or {@code kafka,zookeeper}; docs/migration.md): how many partitions' newest committed
+     * offsets it does not hold yet, its failed writes, the last error, and for how long it has
+     * been behind. Asks no server. The mirror takes a commit's offsets after the commit returns
+     * (on a writer of its own), so right after a commit it may show them pending for a moment.
+     *
+     * @return null when no move is configured (one store), else this keeper's mirror now
+     * @throws IllegalStateException when the keeper is closed
+     */
+    public MirrorStatus mirrorStatus() {
+        return call(NativeBridge::mirrorStatus);
+    }
+
+    /**
+     * {@link #mirrorStatus()} for the metrics: null instead of waiting for a close under way,
+     * of a closed keeper, or of one whose engine is not open yet (it never opens it).
+     */
+    MirrorStatus mirrorStatusIfOpen() {
+        Lock read = lock.readLock();
+        if (!read.tryLock()) {
+            return null;
+        }
+        try {
+            if (closed) {
+                return null;
+            }
+            long h;
+            synchronized (opening) {
+                h = handle;
+            }
+            return h == 0 ? null : NativeBridge.mirrorStatus(h);
+        } finally {
+            read.unlock();
+        }
     }
 
     /**

@@ -1,10 +1,11 @@
 package io.offsetkeeper
 
 import io.offsetkeeper.spark.SparkOffsetKeeper
+import java.util.concurrent.TimeUnit
 import org.apache.kafka.common.TopicPartition
 import org.apache.kafka.common.serialization.StringDeserializer
 import org.apache.spark.streaming.kafka010.{ConsumerStrategies, ConsumerStrategy, OffsetRange}
-import org.junit.Assert.{assertEquals, assertThrows, assertTrue}
+import org.junit.Assert.{assertEquals, assertFalse, assertThrows, assertTrue}
 import org.junit.Test
 
 /** The Scala facade, used the way a Spark job in Scala uses it. */
@@ -89,12 +90,62 @@ class SparkOffsetKeeperTest {
     } finally keeper.close()
   }
 
+  /** What Kafka's group store holds for the group, read by Kafka's AdminClient. */
+  private def kafkaOffsets(group: String): Map[TopicPartition, Long] = {
+    val offsets = Map.newBuilder[TopicPartition, Long]
+    TestCluster.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+      .get(30, TimeUnit.SECONDS).forEach((tp, offset) => offsets += tp -> offset.offset)
+    offsets.result()
+  }
+
+  @Test def kafkaStoreByPropertiesAlone(): Unit = {
+    val topic = TestCluster.createTopic(2)
+    TestCluster.produce(topic, 0, 10)
+    TestCluster.produce(topic, 1, 5)
+    val group = TestCluster.unique("group")
+    val (p0, p1) = (new TopicPartition(topic, 0), new TopicPartition(topic, 1))
+    def keeper() = SparkOffsetKeeper(kafkaParams(group), Map("offsetkeeper.store" -> "kafka")) // no ZooKeeper
+    val first = keeper()
+    try {
+      assertEquals(Map(p0 -> 0L, p1 -> 0L), first.load(Seq(topic)))
+      first.commit(Array(OffsetRange.create(topic, 0, 0, 7), OffsetRange.create(topic, 1, 0, 5)))
+    } finally first.close()
+    assertEquals(Map(p0 -> 7L, p1 -> 5L), kafkaOffsets(group))
+    assertFalse(TestCluster.exists(TestCluster.offsetPath(group, topic, 0)))
+    val restarted = keeper()
+    try assertEquals(Map(p0 -> 7L, p1 -> 5L), restarted.load(Seq(topic)))
+    finally restarted.close()
+  }
+
+  @Test def dualPhaseByPropertyWritesBothStores(): Unit = {
+    val topic = TestCluster.createTopic(2)
+    TestCluster.produce(topic, 0, 10)
+    TestCluster.produce(topic, 1, 5)
+    val group = TestCluster.unique("group")
+    val (p0, p1) = (new TopicPartition(topic, 0), new TopicPartition(topic, 1))
+    // Phase 2; the named onMissing wins over the same key in properties.
+    val keeper = SparkOffsetKeeper(TestCluster.zookeeper(), kafkaParams(group), onMissing = OnMissing.LATEST,
+      properties = Map("offsetkeeper.store" -> "zookeeper,kafka", "offsetkeeper.on.missing" -> "earliest"))
+    try {
+      assertEquals(Map(p0 -> 10L, p1 -> 5L), keeper.load(Seq(topic)))
+      TestCluster.produce(topic, 0, 2)
+      keeper.commit(Array(OffsetRange.create(topic, 0, 10, 12), OffsetRange.create(topic, 1, 5, 5)))
+    } finally keeper.close() // writes what the mirror has pending
+    assertEquals(("12", "5"), (TestCluster.readOffset(group, topic, 0), TestCluster.readOffset(group, topic, 1)))
+    assertEquals(Map(p0 -> 12L, p1 -> 5L), kafkaOffsets(group))
+  }
+
   @Test def badArguments(): Unit = {
     def illegal(needle: String)(call: => Any): Unit = {
       val e = assertThrows(classOf[IllegalArgumentException], () => call)
       assertTrue(e.getMessage, e.getMessage.contains(needle))
     }
-    illegal("zookeeper is null")(SparkOffsetKeeper(null, kafkaParams("g")))
+    // A bare null would pick apply(kafkaParams, properties), the form without default arguments.
+    illegal("zookeeper is null")(SparkOffsetKeeper(null: String, kafkaParams("g")))
+    illegal("properties is null")(SparkOffsetKeeper(kafkaParams("g"), null))
+    illegal("zookeeper is not set")(SparkOffsetKeeper(kafkaParams("g"), Map.empty[String, Any]))
+    illegal("offsetkeeper.store")(SparkOffsetKeeper(kafkaParams("g"),
+      Map("zookeeper.connect" -> "zk:2181", "offsetkeeper.store" -> "mysql")))
     illegal("kafkaParams is null")(SparkOffsetKeeper("zk:2181", null))
     illegal("keeper is null")(SparkOffsetKeeper(null: OffsetKeeper))
     val keeper = SparkOffsetKeeper(TestCluster.zookeeper(), kafkaParams(TestCluster.unique("group")))

@@ -127,6 +127,10 @@ public final class OffsetKeeperPlugin implements SparkPlugin {
         registry.register(prefix + ".ownership_held", (Gauge<Integer>) m::getOwnershipHeld);
         registry.register(prefix + ".async_pending_offsets",
                 (Gauge<Integer>) m::getAsyncPendingOffsets);
+        registry.register(prefix + ".mirror_pending_partitions",
+                (Gauge<Integer>) m::getMirrorPendingPartitions);
+        registry.register(prefix + ".mirror_failures", (Gauge<Long>) m::getMirrorFailures);
+        registry.register(prefix + ".mirror_behind_ms", (Gauge<Long>) m::getMirrorBehindMillis);
         return listener;
     }
 

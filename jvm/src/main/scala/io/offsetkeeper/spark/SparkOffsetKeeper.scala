@@ -139,11 +139,27 @@ final class SparkOffsetKeeper(val keeper: OffsetKeeper) extends AutoCloseable wi
 object SparkOffsetKeeper {
 
   /**
-   * A keeper for the job's `kafkaParams` (the map given to Spark). Arguments left null take the
-   * defaults: the group is `group.id`, policies keep data (a partition with nothing stored
-   * follows `auto.offset.reset`; a re-created topic's stored offsets, caught by its topic ID,
-   * start at earliest: `onRecreated`), the base path is `/consumers`. For timeouts, build an
-   * [[io.offsetkeeper.OffsetKeeper]] and wrap it with the other `apply`.
+   * A keeper for the job's `kafkaParams` (the map given to Spark) whose offsets ZooKeeper holds,
+   * or, with `offsetkeeper.store` in `properties`, a keeper in one of the phases of a move to
+   * Kafka's group store (docs/migration.md). Arguments left null take the defaults: the group is
+   * `group.id`, policies keep data (a partition with nothing stored follows `auto.offset.reset`;
+   * a re-created topic's stored offsets, caught by its topic ID, start at earliest:
+   * `onRecreated`), the base path is `/consumers`.
+   *
+   * `properties` are settings by key, as `OffsetKeeper.Builder.property` takes them (values as
+   * `String.valueOf`): the `offsetkeeper.*` keys of docs/configuration.md (the store, timeouts,
+   * ownership, ...), `zookeeper.*` (security) and any Kafka consumer setting, which wins over
+   * `kafkaParams`. A named argument given (not null) wins over the same setting in `properties`.
+   * {{{
+   * SparkOffsetKeeper(zookeeper, kafkaParams)                                    // phase 1: ZooKeeper
+   * SparkOffsetKeeper(zookeeper, kafkaParams,
+   *   properties = Map("offsetkeeper.store" -> "zookeeper,kafka"))               // phase 2
+   * SparkOffsetKeeper(zookeeper, kafkaParams,
+   *   properties = Map("offsetkeeper.store" -> "kafka,zookeeper"))               // phase 3
+   * }}}
+   * Phase 4, Kafka's group store alone (no ZooKeeper): `apply(kafkaParams, properties)` below.
+   * An unknown `offsetkeeper.*` or `zookeeper.*` key, or a bad value, throws
+   * `IllegalArgumentException` naming the key.
    */
   def apply(
       zookeeper: String,
@@ -153,20 +169,41 @@ object SparkOffsetKeeper {
       onBelowRange: OnBelowRange = null,
       onAboveRange: OnAboveRange = null,
       basePath: String = null,
-      onRecreated: OnRecreated = null): SparkOffsetKeeper = {
-    val builder = OffsetKeeper
-      .builder()
-      .zookeeper(zookeeper)
-      .kafkaParams(javaParams(kafkaParams))
-      .onMissing(onMissing)
-      .onBelowRange(onBelowRange)
-      .onAboveRange(onAboveRange)
-      .onRecreated(onRecreated)
+      onRecreated: OnRecreated = null,
+      properties: collection.Map[String, Any] = null): SparkOffsetKeeper = {
+    val builder = OffsetKeeper.builder()
+    // First, so that the arguments given win over the same keys there.
+    if (properties != null) builder.properties(javaParams(properties))
+    builder.zookeeper(zookeeper).kafkaParams(javaParams(kafkaParams))
+    if (onMissing != null) builder.onMissing(onMissing)
+    if (onBelowRange != null) builder.onBelowRange(onBelowRange)
+    if (onAboveRange != null) builder.onAboveRange(onAboveRange)
+    if (onRecreated != null) builder.onRecreated(onRecreated)
     if (group != null) builder.group(group)
     if (basePath != null) builder.basePath(basePath)
     new SparkOffsetKeeper(builder.build())
   }
 
+  /**
+   * A keeper configured by its `properties` alone, beside the job's `kafkaParams`: the keys of
+   * `OffsetKeeper.Builder.property` (see the other `apply`), e.g. Kafka's group store with no
+   * ZooKeeper (docs/kafka-store.md), or a phase of the move given ZooKeeper as a property:
+   * {{{
+   * SparkOffsetKeeper(kafkaParams, Map("offsetkeeper.store" -> "kafka"))
+   * SparkOffsetKeeper(kafkaParams, Map("zookeeper.connect" -> zookeeper,
+   *   "offsetkeeper.store" -> "kafka,zookeeper", "offsetkeeper.on.missing" -> "latest"))
+   * }}}
+   * The group is `kafkaParams`'s `group.id`. Without `offsetkeeper.store=kafka`,
+   * `zookeeper.connect` is required. A null map, an unknown `offsetkeeper.*` or `zookeeper.*`
+   * key or a bad value throws `IllegalArgumentException` naming it.
+   */
+  def apply(kafkaParams: collection.Map[String, Any], properties: collection.Map[String, Any]): SparkOffsetKeeper = {
+    val builder = OffsetKeeper.builder().kafkaParams(javaParams(kafkaParams))
+    builder.properties(javaParams(properties))
+    new SparkOffsetKeeper(builder.build())
+  }
+
+  /** Wraps a keeper built in Java (`OffsetKeeper.builder()`), for settings the other forms lack. */
   def apply(keeper: OffsetKeeper): SparkOffsetKeeper = new SparkOffsetKeeper(keeper)
 
   private def javaParams(params: collection.Map[String, Any]): java.util.Map[String, Any] =
