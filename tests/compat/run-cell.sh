@@ -61,7 +61,7 @@ LOG=$DIR/scenarios.log
 # faults_zookeeper, security's restarts) are not part of the matrix. What the broker can do
 # (topic IDs, deleteRecords, CreatePartitions) the tests ask themselves, of the Kafka release in
 # OFFSETKEEPER_KAFKA_VERSION (rust/core/tests/support: Capabilities): they stage another way or
-# assert what offsetkeeper does without it, so no test is skipped for the broker's age. identity:
+# assert what offsetkeeper does without it; one test is skipped for the broker's age (below). identity:
 # re-created topics and stale partitions, whose folder listings are part of every load's read
 # (pipelined before ZooKeeper 3.6, one multi-read after).
 CORE_TESTS=(--test load --test commit --test reliability --test admin --test server_version

@@ -440,7 +440,7 @@ fn reset(cx: &Context, args: ResetArgs) -> Outcome {
     }
     if args.execute {
         let mirror = cx.mirror_keeper("reset")?;
-        execute_reset(&keeper, mirror.as_ref(), group, &planned)
+        execute_reset(&keeper, cx.store, mirror.as_ref(), group, &planned)
     } else {
         eprintln!("{DRY_RUN}");
         Ok(())
@@ -575,6 +575,7 @@ fn plan_reset(
 
 fn execute_reset(
     keeper: &OffsetKeeper,
+    store: Store,
     mirror: Option<&Mirrored>,
     group: &str,
     planned: &[Planned],
@@ -587,7 +588,7 @@ fn execute_reset(
     eprintln!(
         "reset {} partition(s) of group '{group}': {}",
         planned.len(),
-        written(summary)
+        written(summary, store)
     );
     match mirror {
         Some(mirror) => mirror.commit("reset", group, &offsets),
@@ -775,7 +776,7 @@ fn import(cx: &Context, args: ImportArgs) -> Outcome {
         eprintln!(
             "imported {} offset(s) into group '{group}': {}",
             entries.len(),
-            written(summary)
+            written(summary, cx.store)
         );
         if let Some(mirror) = &mirror {
             mirror.commit("import", group, &offsets)?;
@@ -1109,7 +1110,7 @@ impl Migration<'_> {
                 "copied {} offset(s) of Kafka group '{kafka_group}' into group '{group}' under {}: {}",
                 committed.len(),
                 self.cx.base_path(),
-                written(summary)
+                written(summary, Store::ZooKeeper)
             );
         } else {
             eprintln!("{DRY_RUN} (CURRENT-OFFSET: ZooKeeper group '{group}'; NEW-OFFSET: Kafka group '{kafka_group}')");
@@ -1460,9 +1461,15 @@ fn stored_cell(stored: &Stored) -> Value {
     }
 }
 
-fn written(summary: CommitSummary) -> String {
+/// What a commit wrote, and in how many requests of the store: ZooKeeper multis, or Kafka's
+/// OffsetCommit requests.
+fn written(summary: CommitSummary, store: Store) -> String {
+    let requests = match store {
+        Store::ZooKeeper => "ZooKeeper multi",
+        Store::Kafka => "OffsetCommit",
+    };
     format!(
-        "{} written, {} unchanged, in {} ZooKeeper multi request(s)",
+        "{} written, {} unchanged, in {} {requests} request(s)",
         summary.written, summary.unchanged, summary.requests
     )
 }

@@ -83,7 +83,7 @@ pub enum Error {
     /// `<base>/<group>/owners`), and it did not go within the configured wait.
     #[error(
         "group '{group}': {partition}{} is owned by another running instance, {owner}; waited {} ms for it to go. \
-         Stop that job first; if it died, its ZooKeeper session expires after its session timeout and the owner nodes go with it",
+         Stop that job first; if it died, its session (its ZooKeeper session, or with the Kafka store its group member's) ends after its session timeout and its ownership with it",
         if *.others > 0 { format!(" (and {} more partition(s))", .others) } else { String::new() },
         .waited.as_millis()
     )]

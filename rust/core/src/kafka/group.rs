@@ -948,7 +948,7 @@ const OFFSET_COMMIT_RECORD_BYTES: usize = 900_000;
 const OFFSET_RECORD_FIXED_BYTES: usize = 50;
 
 /// `offsets` cut into runs whose offset records fit one OffsetCommit; one run for a batch of
-/// up to about 5,000 partitions with offsetkeeper's metadata.
+/// up to about 5,200 partitions with offsetkeeper's metadata (20-character group and topic names).
 fn commit_requests<'a>(
     group: &str,
     offsets: &'a [(TopicPartition, i64, String)],

@@ -260,7 +260,7 @@ impl KafkaStore {
                     ),
                 };
                 log::warn!(
-                    "group {group}: Kafka holds no committed offset of the group for {}: a first start, or the group's offsets expired (the brokers remove an empty group's offsets offsets.retention.minutes after its last commit, 7 days by default); {then}",
+                    "group {group}: Kafka holds no committed offset of the group for {}: a first start, or the group's offsets expired (Kafka 2.1 and later remove a group's offsets offsets.retention.minutes after the group became empty, 7 days by default; older brokers after the offset's last commit); {then}",
                     topics.join(", ")
                 );
             }
