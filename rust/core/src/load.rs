@@ -276,8 +276,8 @@ async fn inspect_and_judge(
     Ok(inspection)
 }
 
-/// ZooKeeper's clock against this host's, measured on the group's lock node this keeper owns
-/// (its ownership), once per ZooKeeper session; a WARN names an offset over a second. `None`
+/// ZooKeeper's clock against this host's, measured on a node of this keeper's own in the group
+/// folder, once per ZooKeeper session; a WARN names an offset over a second. `None`
 /// without ownership or when the write fails (the check then takes ZooKeeper's clock as is).
 async fn zookeeper_clock(cx: &Context, group: &str) -> Option<ClockOffset> {
     if !cx.ownership.enabled {
@@ -298,7 +298,7 @@ async fn zookeeper_clock(cx: &Context, group: &str) -> Option<ClockOffset> {
         Ok(clock) => {
             if clock.is_notable() {
                 log::warn!(
-                    "group {group}: {clock}, measured on its write of the group's lock node; the check of topics without a recorded topic ID corrects commit times by it. Keep ZooKeeper's servers on NTP"
+                    "group {group}: {clock}, measured on a write of its own in the group's folder; the check of topics without a recorded topic ID corrects commit times by it. Keep ZooKeeper's servers on NTP"
                 );
             }
             cx.owners.remember_clock(session, clock);

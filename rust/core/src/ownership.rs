@@ -279,17 +279,15 @@ impl Owners {
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some((session, clock));
     }
 
-    /// Measures ZooKeeper's clock on the group's lock node, which this keeper holds after
-    /// taking ownership: its own value written again.
+    /// Measures ZooKeeper's clock on a node of this keeper's alone in the group's folder,
+    /// created, written and deleted in one multi.
     pub(crate) async fn measure_clock(&self, store: &ZkStore, group: &str) -> Result<ClockOffset> {
         let layout = GroupLayout {
             base_path: &store.config().base_path,
             group,
         };
-        let me = self.identity.thread_id(group);
-        store
-            .measure_clock(&layout.lock_path(), me.as_bytes())
-            .await
+        let path = layout.clock_path(&self.identity.consumer_id(group));
+        store.measure_clock(&path).await
     }
 
     fn refusals(&self) -> std::sync::MutexGuard<'_, HashMap<String, (TopicPartition, String)>> {

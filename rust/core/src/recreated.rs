@@ -51,6 +51,9 @@ pub(crate) async fn recreated_by_record_time(
     zookeeper_clock: Option<ClockOffset>,
 ) -> Result<HashMap<String, Recreated>> {
     let tolerance_ms = i64::try_from(tolerance.as_millis()).unwrap_or(i64::MAX);
+    // Only an offset the measurement can tell from its error, over a second: the host's clock
+    // stands for the brokers' (both on NTP), ZooKeeper's is the one found off.
+    let zookeeper_clock = zookeeper_clock.filter(|clock| clock.is_notable());
     let judged: Vec<&Unidentified> = partitions
         .iter()
         .filter(|p| Recreated::record_time_can_tell(p.stored, p.range, p.committed_at_ms))

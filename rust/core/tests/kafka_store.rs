@@ -326,6 +326,39 @@ fn the_member_session_is_a_setting_and_a_session_the_broker_refuses_is_named() {
 /// once with a conflict naming the first refusal, none joins the group again or writes, and the
 /// group keeps B's offsets, also for a commit above them. Once A loads again it commits on from
 /// B's offsets.
+/// A keeper whose member session ended while nobody else took the group (a stall, a cut
+/// network) is not a zombie: its next commit is refused by the coordinator, joins again at once,
+/// finds the group holding what it saw, and writes.
+#[test]
+fn a_keeper_whose_member_session_ended_with_nobody_else_commits_on() {
+    let kafka = Kafka::new(&cluster());
+    let (topic, group) = (unique("ks-stall"), unique("ks-group"));
+    kafka.create_topic(&topic, 2);
+    kafka.produce(&topic, 0, 30);
+    kafka.produce(&topic, 1, 30);
+    let keeper = kafka_keeper(&[("offsetkeeper.kafka.session.timeout.ms", "6000")]);
+    keeper.load(&group, &topics(&topic)).expect("load");
+    keeper.commit(&group, &batch(&topic, 2, 10)).expect("commit");
+    keeper.stop_heartbeat(&group);
+    // Past the member session: the coordinator removed the member, the group is empty.
+    std::thread::sleep(Duration::from_secs(8));
+    let summary = keeper
+        .commit(&group, &batch(&topic, 2, 20))
+        .expect("the commit after the session ended");
+    assert!(!summary.deferred, "{summary:?}");
+    assert_eq!(
+        kafka.group_offsets(&group, &topic, &[0, 1]),
+        vec![Some(20), Some(20)]
+    );
+    keeper
+        .commit(&group, &batch(&topic, 2, 25))
+        .expect("and the next");
+    assert_eq!(
+        kafka.group_offsets(&group, &topic, &[0, 1]),
+        vec![Some(25), Some(25)]
+    );
+}
+
 #[test]
 fn a_refused_zombie_stays_refused_without_joining_again_until_it_loads() {
     let kafka = Kafka::new(&cluster());

@@ -637,12 +637,24 @@ impl KafkaStore {
                         | codes::FENCED_INSTANCE_ID
                 )
             });
-            if let (true, Some(used), Some(member)) = (fenced, &membership, &state.member) {
+            if let (true, Some(used)) = (fenced, &membership) {
                 let why = format!(
                     "the group coordinator refused this keeper's membership ({}): its session ended or another instance took the group over",
                     error_name(answered[0])
                 );
-                if !member.lose(used, why.clone()) && tries < 2 {
+                let lost_now = state
+                    .member
+                    .as_ref()
+                    .is_some_and(|member| member.lose(used, why.clone()));
+                // The heartbeat joined again meanwhile (a new generation): send on that.
+                if !lost_now && tries < 2 {
+                    continue;
+                }
+                // This keeper's place is gone: join again at once and compare what the group
+                // holds with what this keeper saw. Only another instance's commit or member
+                // refuses; a session that merely ended (a stall, a cut network) goes on.
+                if tries < 3 {
+                    self.settle_membership(group, state, entries).await?;
                     continue;
                 }
                 return Err(conflict(group, &entries[0].0, &why));
@@ -951,7 +963,8 @@ fn overtaken(
                     .get(&partition)
                     .is_some_and(|offsets| offsets.contains(&offset))
             });
-            (holds != *saw && !ours).then_some((partition, *saw, holds))
+            // An offset gone (expired, deleted with its topic) is nobody's commit.
+            (holds.is_some() && holds != *saw && !ours).then_some((partition, *saw, holds))
         })
         .min_by(|a, b| a.0.cmp(&b.0))
 }
@@ -1059,7 +1072,7 @@ mod tests {
         // As this keeper left it; a partition it never saw is not compared.
         let same = holds(&[(&a, 250), (&c, 9)]);
         assert_eq!(overtaken(&state.seen, &state.unsure, &same), None);
-        // Someone else committed above it, or where it saw nothing, or removed it.
+        // Someone else committed above it, or where it saw nothing.
         let above = holds(&[(&a, 1021)]);
         assert_eq!(
             overtaken(&state.seen, &state.unsure, &above),
@@ -1070,10 +1083,8 @@ mod tests {
             overtaken(&state.seen, &state.unsure, &filled),
             Some((b.clone(), None, Some(40)))
         );
-        assert_eq!(
-            overtaken(&state.seen, &state.unsure, &holds(&[])),
-            Some((a.clone(), Some(250), None))
-        );
+        // An offset gone (expired, or deleted with its topic) is nobody's commit.
+        assert_eq!(overtaken(&state.seen, &state.unsure, &holds(&[])), None);
         // A write of this keeper that failed on the way may have landed: its own.
         state.write_unknown(&[(a.clone(), 300), (a.clone(), 300)]);
         assert_eq!(state.unsure.get(&a), Some(&vec![300]));

@@ -6,8 +6,9 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::ZkStore;
-use crate::error::Result;
+use super::{WriteOp, ZkStore};
+use crate::error::{Error, Result};
+use zookeeper_client as zk;
 
 /// How far ZooKeeper's clock is ahead of this host's (negative: behind), as one write measured it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,16 +74,45 @@ fn now_ms() -> i64 {
 }
 
 impl ZkStore {
-    /// Measures ZooKeeper's clock by writing `data` again into `path`, a node this keeper owns
-    /// and holds `data` in (so nothing changes but its version and mtime).
-    pub(crate) async fn measure_clock(&self, path: &str, data: &[u8]) -> Result<ClockOffset> {
+    /// Measures ZooKeeper's clock with one multi that creates `path` (a node of this keeper's
+    /// alone, ephemeral), writes it and deletes it: the write's mtime is ZooKeeper's time, and
+    /// nothing is left behind or touched that another instance could hold.
+    pub(crate) async fn measure_clock(&self, path: &str) -> Result<ClockOffset> {
+        let ops = [
+            WriteOp::CreateEphemeral {
+                path: path.to_string(),
+                data: Vec::new(),
+            },
+            WriteOp::SetData {
+                path: path.to_string(),
+                data: b"clock".to_vec(),
+                version: None,
+            },
+            WriteOp::Delete {
+                path: path.to_string(),
+            },
+        ];
+        let (ops, acls) = (&ops, self.config.security.acls());
         let sent = now_ms();
-        let stat = self
-            .call("set-data", path, |client| async move {
-                client.set_data(path, data, None).await
+        let results = self
+            .call("clock multi-write", path, |client| async move {
+                match Self::send_multi(&client, acls, ops).await {
+                    Ok(results) => Ok(results),
+                    Err(zk::MultiWriteError::OperationFailed { source, .. }) => Err(source),
+                    Err(zk::MultiWriteError::RequestFailed { source }) => Err(source),
+                }
             })
             .await?;
-        Ok(ClockOffset::from_write(sent, stat.mtime, now_ms()))
+        let answered = now_ms();
+        results
+            .iter()
+            .find_map(|result| match result {
+                zk::MultiWriteResult::SetData { stat } => {
+                    Some(ClockOffset::from_write(sent, stat.mtime, answered))
+                }
+                _ => None,
+            })
+            .ok_or_else(|| Error::Internal("the clock multi answered no write".into()))
     }
 }
 

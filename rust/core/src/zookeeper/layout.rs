@@ -78,6 +78,12 @@ impl GroupLayout<'_> {
         format!("{}/{}/lock", self.base_path, self.group)
     }
 
+    /// `<base>/<group>/clock-<consumer id>`: created, written and deleted in one multi to read
+    /// ZooKeeper's clock (see `zookeeper::clock`); never seen by anyone.
+    pub fn clock_path(&self, consumer_id: &str) -> String {
+        format!("{}/{}/clock-{consumer_id}", self.base_path, self.group)
+    }
+
     /// `<base>/<group>/owners`
     pub fn owners_dir(&self) -> String {
         format!("{}/{}/owners", self.base_path, self.group)
