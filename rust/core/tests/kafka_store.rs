@@ -338,7 +338,9 @@ fn a_keeper_whose_member_session_ended_with_nobody_else_commits_on() {
     kafka.produce(&topic, 1, 30);
     let keeper = kafka_keeper(&[("offsetkeeper.kafka.session.timeout.ms", "6000")]);
     keeper.load(&group, &topics(&topic)).expect("load");
-    keeper.commit(&group, &batch(&topic, 2, 10)).expect("commit");
+    keeper
+        .commit(&group, &batch(&topic, 2, 10))
+        .expect("commit");
     keeper.stop_heartbeat(&group);
     // Past the member session: the coordinator removed the member, the group is empty.
     std::thread::sleep(Duration::from_secs(8));
