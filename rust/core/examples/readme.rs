@@ -9,7 +9,7 @@ fn main() -> Result<(), offsetkeeper::Error> {
     let config = KeeperConfig::from_properties([
         ("zookeeper.connect", "zk:2181/kafka"),
         ("bootstrap.servers", "broker:9092"),
-        ("offsetkeeper.on.missing", "latest"), // any key of the README's Configuration
+        ("offsetkeeper.on.missing", "latest"), // any key of docs/configuration.md
     ])?;
     let keeper = OffsetKeeper::open(config)?;
     let loaded = keeper.load("my-job", &["orders".to_string()])?;
