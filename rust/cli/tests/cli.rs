@@ -2668,8 +2668,8 @@ fn next_start(
     (offsets, loaded.mirror.len())
 }
 
-/// Issue 62: in phase 2 a rewind written to ZooKeeper alone was undone by the next start, which
-/// took the Kafka mirror's offset, ahead of it. With the job's two stores as `--store`, reset,
+/// In phase 2 a rewind written to ZooKeeper alone is undone by the next start, which
+/// takes the Kafka mirror's offset, ahead of it. With the job's two stores as `--store`, reset,
 /// import and delete write both, the authoritative store first, and the next start takes the
 /// operator's offsets, in phase 2 and in phase 3.
 #[test]

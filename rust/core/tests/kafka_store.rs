@@ -320,7 +320,7 @@ fn the_member_session_is_a_setting_and_a_session_the_broker_refuses_is_named() {
     assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
 }
 
-/// A zombie refused once stays refused (issue 62): keeper A loads and commits, then stops
+/// A zombie refused once stays refused: keeper A loads and commits, then stops
 /// heartbeating (a pause longer than its member session); keeper B takes the group over,
 /// commits higher offsets and closes, leaving the group empty. A's commits are each refused at
 /// once with a conflict naming the first refusal, none joins the group again or writes, and the
